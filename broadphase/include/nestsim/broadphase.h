@@ -1,0 +1,133 @@
+// nestsim broad phase: all intersecting pairs among nested hollow spheres (HSX) or
+// solid spheres (SSX). Plain C++ header: the device code stays behind the class.
+//
+//   nestsim::SphereSet<double> bodies = ...;              // host, structure of arrays
+//   nestsim::BroadphaseOptions options;                     // hollow, open 3D space
+//   nestsim::Broadphase<double> finder(options);
+//   finder.upload(bodies);
+//   uint64_t n = finder.find();                             // pairs stay on the device
+//   nestsim::PairList pairs = finder.pairs();               // sorted, i < j
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nestsim {
+
+// Which relation defines a pair: the hollow one (HSX, equation 3) or the solid one
+// (SSX, equation 4). See predicates.h.
+enum class Overlap { hollow, solid };
+
+// Which algorithm finds the pairs. Every method returns exactly the same pairs.
+enum class Method {
+  hsx,    // the multi-level grid of the HSX paper, Algorithm 1 (sections 3-4)
+  brute,  // the plain parallel double loop: the reference
+};
+
+const char* to_string(Method method);
+// Parses a method name as the command line spells it; throws std::invalid_argument.
+Method method_from_string(const std::string& name);
+// The names of all methods, in the order of the enum.
+std::vector<std::string> method_names();
+
+// The space: 2D or 3D, open or a periodic box [lo, lo + size) (minimum image).
+struct Domain {
+  int dim = 3;
+  bool periodic = false;
+  std::array<double, 3> lo{0, 0, 0};
+  std::array<double, 3> size{0, 0, 0};  // used when periodic; every used edge > 0
+};
+
+struct BroadphaseOptions {
+  Overlap overlap = Overlap::hollow;
+  Method method = Method::hsx;
+  Domain domain;
+  // Verlet skin: every body is searched with outer radius r + skin and lumen radius
+  // r - q - skin (thickness min(q + 2 skin, r + skin)), so that a list built now still
+  // holds every pair after each body moved at most skin / 2.
+  double skin = 0;
+
+  void validate() const;  // throws std::invalid_argument with what is wrong
+};
+
+// Bodies on the host, structure of arrays; z is ignored (may be empty) in 2D.
+template <class Real>
+struct SphereSet {
+  std::vector<Real> x, y, z, radius, thickness;
+
+  std::size_t size() const { return radius.size(); }
+  void resize(std::size_t n);
+  void push_back(Real px, Real py, Real pz, Real r, Real q);
+  // Throws std::invalid_argument naming the first bad body (index, field, value).
+  void validate(int dim) const;
+};
+
+// Pairs (i[k], j[k]) with i[k] < j[k], sorted by (i, j).
+struct PairList {
+  std::vector<uint32_t> i, j;
+  std::size_t size() const { return i.size(); }
+};
+
+// Per-body neighbour lists in compressed sparse rows: the neighbours of body b are
+// neighbors[offsets[b] .. offsets[b + 1]), ascending; each pair appears in both lists.
+struct NeighborLists {
+  std::vector<uint64_t> offsets;
+  std::vector<uint32_t> neighbors;
+};
+
+// Timings of repeated calls, in milliseconds (device events on the CUDA backend).
+struct Timings {
+  std::vector<double> ms;
+  double median() const;
+  double min() const;
+};
+
+template <class Real>
+class Broadphase {
+ public:
+  explicit Broadphase(const BroadphaseOptions& options);
+  ~Broadphase();
+  Broadphase(Broadphase&&) noexcept;
+  Broadphase& operator=(Broadphase&&) noexcept;
+  Broadphase(const Broadphase&) = delete;
+  Broadphase& operator=(const Broadphase&) = delete;
+
+  const BroadphaseOptions& options() const;
+
+  // Copies the bodies to the device (validating them first).
+  void upload(const SphereSet<Real>& bodies);
+  std::size_t body_count() const;
+
+  // Finds the pairs and keeps them on the device; returns their number.
+  uint64_t find();
+  // Counts the pairs without storing them.
+  uint64_t count();
+
+  // The pairs of the last find(), copied to the host.
+  PairList pairs() const;
+  NeighborLists neighbor_lists() const;
+
+  // Runs find() (or count()) once to warm up, then `repeats` times, timing each call.
+  Timings time(int repeats, bool count_only);
+
+  // "CPU (Thrust/OpenMP, N threads)" or "CUDA (device name)".
+  static std::string backend_name();
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// One-shot helper: upload, find, copy back.
+template <class Real>
+PairList find_pairs(const SphereSet<Real>& bodies, const BroadphaseOptions& options);
+
+extern template class Broadphase<float>;
+extern template class Broadphase<double>;
+extern template struct SphereSet<float>;
+extern template struct SphereSet<double>;
+
+}  // namespace nestsim

@@ -1,0 +1,155 @@
+// The uniform grid of one level of the HSX algorithm (../shared/seeds/hsx-nested-
+// hollow-sphere-intersection.txt, Algorithm 1 line 5 and section 4.1), with the
+// geometry that the large bodies need to find their rim cells (section 4.3).
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "nestsim/hd.h"
+
+namespace nestsim::detail {
+
+// Cell geometry is computed in double on every backend, whatever the body precision;
+// the exact pair test (predicates.h) runs in the body precision.
+struct GridSpec {
+  int dim = 3;
+  bool periodic = false;
+  bool dense = true;        // bucket == linear cell index; otherwise a hash of it
+  double origin[3] = {0, 0, 0};
+  double width[3] = {1, 1, 1};  // cell width per axis, >= the level width d
+  long long n[3] = {1, 1, 1};   // cells per axis (n[2] == 1 in 2D)
+  uint64_t table_size = 1;      // number of buckets
+  int hash_shift = 0;           // 64 - log2(table_size) when hashed
+
+  // Unwrapped cell coordinate of a position on axis a.
+  NESTSIM_HD long long raw_coord(double x, int a) const {
+    using std::floor;
+    return static_cast<long long>(floor((x - origin[a]) / width[a]));
+  }
+  // Wraps (periodic) or clamps (open) a coordinate into [0, n).
+  NESTSIM_HD long long home(long long c, int a) const {
+    if (periodic) {
+      c %= n[a];
+      return c < 0 ? c + n[a] : c;
+    }
+    return c < 0 ? 0 : (c >= n[a] ? n[a] - 1 : c);
+  }
+  // Wraps a neighbour coordinate; -1 when it falls off an open grid.
+  NESTSIM_HD long long neighbor(long long c, int a) const {
+    if (periodic) {
+      c %= n[a];
+      return c < 0 ? c + n[a] : c;
+    }
+    return (c < 0 || c >= n[a]) ? -1 : c;
+  }
+  NESTSIM_HD uint64_t linear(const long long* c) const {
+    return uint64_t(c[0]) + uint64_t(n[0]) * (uint64_t(c[1]) + uint64_t(n[1]) * uint64_t(c[2]));
+  }
+  NESTSIM_HD uint64_t bucket(uint64_t key) const {
+    return dense ? key : (key * 0x9E3779B97F4A7C15ull) >> hash_shift;
+  }
+  // Lower and upper edge of cell c (unwrapped) on axis a.
+  NESTSIM_HD double edge_lo(long long c, int a) const { return origin[a] + double(c) * width[a]; }
+  NESTSIM_HD double edge_hi(long long c, int a) const { return origin[a] + double(c + 1) * width[a]; }
+};
+
+// What a large body does at one level (section 4.3): the window of cells its outer
+// sphere can reach, and whether it walks the rim cells of that window column by
+// column, or (when that would visit more cells than there are small bodies, or when
+// its window wraps a periodic box) tests the small bodies directly.
+struct LargePlan {
+  bool direct = false;
+  long long lo[3] = {0, 0, 0};
+  long long hi[3] = {-1, -1, -1};
+  uint64_t columns = 0;
+  uint64_t tasks = 0;
+};
+
+// Bodies tested by one direct task.
+constexpr uint32_t kDirectChunk = 128;
+
+template <int Dim>
+NESTSIM_HD inline LargePlan plan_large(const GridSpec& g, const double* x, double reach,
+                                       uint32_t small_count) {
+  LargePlan p;
+  bool wraps = false;
+  for (int a = 0; a < Dim; ++a) {
+    p.lo[a] = g.raw_coord(x[a] - reach, a);
+    p.hi[a] = g.raw_coord(x[a] + reach, a);
+    if (g.periodic) {
+      if (p.hi[a] - p.lo[a] + 1 > g.n[a]) wraps = true;
+    } else {
+      if (p.lo[a] < 0) p.lo[a] = 0;
+      if (p.hi[a] > g.n[a] - 1) p.hi[a] = g.n[a] - 1;
+      if (p.lo[a] > p.hi[a]) return p;  // the window misses the grid: no small body near
+    }
+  }
+  uint64_t columns = 1;
+  for (int a = 0; a < Dim - 1; ++a) columns *= uint64_t(p.hi[a] - p.lo[a] + 1);
+  p.columns = columns;
+  // A column costs at least two cell look-ups; a direct task tests kDirectChunk bodies.
+  if (wraps || 2 * columns >= small_count) {
+    p.direct = true;
+    p.tasks = (small_count + kDirectChunk - 1) / kDirectChunk;
+  } else {
+    p.tasks = columns;
+  }
+  return p;
+}
+
+// Calls visit(cell coordinates, already wrapped) for every cell of column `column` of
+// plan p that the shell wall of a large body can reach: the cells of the column within
+// `outer` of the centre x, less those wholly inside the ball of radius `inner` (the
+// part of the lumen where every small body is contained, equation 1).
+template <int Dim, class Visit>
+NESTSIM_HD inline void visit_rim_column(const GridSpec& g, const LargePlan& p, uint64_t column,
+                                        const double* x, double outer, double inner,
+                                        Visit& visit) {
+  using std::ceil;
+  using std::fabs;
+  using std::floor;
+  using std::sqrt;
+  constexpr int last = Dim - 1;
+  long long c[3] = {0, 0, 0};
+  double hmin2 = 0, hmax2 = 0;
+  for (int a = 0; a < last; ++a) {
+    const uint64_t extent = uint64_t(p.hi[a] - p.lo[a] + 1);
+    c[a] = p.lo[a] + static_cast<long long>(column % extent);
+    column /= extent;
+    const double b0 = g.edge_lo(c[a], a), b1 = g.edge_hi(c[a], a);
+    const double dmin = x[a] < b0 ? b0 - x[a] : (x[a] > b1 ? x[a] - b1 : 0.0);
+    const double dmax = fabs(x[a] - b0) > fabs(x[a] - b1) ? fabs(x[a] - b0) : fabs(x[a] - b1);
+    hmin2 += dmin * dmin;
+    hmax2 += dmax * dmax;
+  }
+  if (hmin2 > outer * outer) return;
+  const double reach = sqrt(outer * outer - hmin2);
+  long long lo = g.raw_coord(x[last] - reach, last), hi = g.raw_coord(x[last] + reach, last);
+  if (lo < p.lo[last]) lo = p.lo[last];
+  if (hi > p.hi[last]) hi = p.hi[last];
+  // Cells [ex_lo, ex_hi] lie wholly inside the inner ball: skipped.
+  long long ex_lo = hi + 1, ex_hi = hi;
+  if (inner > 0 && hmax2 < inner * inner) {
+    const double depth = sqrt(inner * inner - hmax2);
+    ex_lo = static_cast<long long>(floor((x[last] - depth - g.origin[last]) / g.width[last])) + 1;
+    ex_hi = static_cast<long long>(ceil((x[last] + depth - g.origin[last]) / g.width[last])) - 2;
+    if (ex_lo > ex_hi) {
+      ex_lo = hi + 1;
+      ex_hi = hi;
+    }
+  }
+  long long w[3];
+  for (int a = 0; a < last; ++a) w[a] = g.home(c[a], a);
+  w[2] = 0;
+  const long long first_end = ex_lo - 1 < hi ? ex_lo - 1 : hi;
+  for (long long cz = lo; cz <= first_end; ++cz) {
+    w[last] = g.home(cz, last);
+    visit(w);
+  }
+  for (long long cz = (ex_hi + 1 > lo ? ex_hi + 1 : lo); cz <= hi; ++cz) {
+    w[last] = g.home(cz, last);
+    visit(w);
+  }
+}
+
+}  // namespace nestsim::detail

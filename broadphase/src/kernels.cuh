@@ -1,0 +1,279 @@
+// Functors of the broad phase: one per step of Algorithm 1 of the HSX paper
+// (../shared/seeds/hsx-nested-hollow-sphere-intersection.txt), each run by one
+// thrust::for_each over bodies, cells or tasks. Every pair step comes in a counting
+// and a writing flavour (section 4.2: count -> prefix sum -> write).
+#pragma once
+#include <cstdint>
+
+#include "grid.cuh"
+#include "nestsim/device/pair_finder.cuh"
+#include "nestsim/predicates.h"
+
+namespace nestsim::detail {
+
+// Bodies in structure-of-arrays form with their original ids.
+template <class Real>
+struct BodyArrays {
+  const Real* pos[3] = {nullptr, nullptr, nullptr};
+  const Real* radius = nullptr;
+  const Real* thickness = nullptr;
+  const uint32_t* id = nullptr;  // nullptr: id == index
+
+  NESTSIM_HD uint32_t id_of(uint32_t k) const { return id ? id[k] : k; }
+  NESTSIM_HD void load(uint32_t k, int dim, Real* p) const {
+    for (int a = 0; a < dim; ++a) p[a] = pos[a][k];
+  }
+};
+
+// Where a pair step puts its result: counts per item, or pairs at given offsets.
+struct PairSink {
+  uint64_t* counts = nullptr;         // counting pass
+  const uint64_t* offsets = nullptr;  // writing pass
+  uint64_t* out = nullptr;            // writing pass
+};
+
+template <bool Write>
+struct PairEmitter {
+  uint64_t* out;
+  uint64_t next;
+  NESTSIM_HD void emit(uint32_t a, uint32_t b) {
+    if (Write) out[next] = device::pair_key(a, b);
+    ++next;
+  }
+};
+
+// The exact test, equation (3); solid mode reaches here with thickness == radius.
+template <class Real>
+NESTSIM_HD inline bool exact_pair(const Space<Real>& space, const Real* pa, Real ra, Real qa,
+                                  const Real* pb, Real rb, Real qb) {
+  return hsx_intersect(space.distance2(pa, pb), ra, qa, rb, qb);
+}
+
+// ---------------------------------------------------------------------------------
+// Brute force: item i tests every j in (i, end). The reference, and the last step of
+// the HSX algorithm when few large bodies remain (section 5.8).
+template <class Real, int Dim, bool Write>
+struct BrutePairs {
+  BodyArrays<Real> bodies;
+  Space<Real> space;
+  uint32_t begin, end;
+  PairSink sink;
+
+  NESTSIM_HD void operator()(uint32_t item) const {
+    const uint32_t i = begin + item;
+    Real pi[3] = {0, 0, 0}, pj[3] = {0, 0, 0};
+    bodies.load(i, Dim, pi);
+    const Real ri = bodies.radius[i], qi = bodies.thickness[i];
+    const uint32_t id_i = bodies.id_of(i);
+    PairEmitter<Write> e{sink.out, Write ? sink.offsets[item] : 0};
+    for (uint32_t j = i + 1; j < end; ++j) {
+      bodies.load(j, Dim, pj);
+      if (exact_pair(space, pi, ri, qi, pj, bodies.radius[j], bodies.thickness[j]))
+        e.emit(id_i, bodies.id_of(j));
+    }
+    if (!Write) sink.counts[item] = e.next;
+  }
+};
+
+// ---------------------------------------------------------------------------------
+// One level of the grid.
+template <class Real>
+struct LevelView {
+  GridSpec grid;
+  Space<Real> space;
+  BodyArrays<Real> small;              // the level's small bodies, sorted by bucket
+  const uint64_t* small_key = nullptr; // linear cell index of each sorted small body
+  uint32_t small_count = 0;
+  const uint32_t* bucket_start = nullptr;  // table_size + 1 offsets into small
+  BodyArrays<Real> large;              // the bodies still large at this level
+  uint32_t large_count = 0;
+  const uint64_t* task_start = nullptr;    // large_count + 1 offsets
+  double small_reach = 0;  // bound on a small body's radius (d / 2)
+  double pad = 0;          // rounding allowance, see PairFinder::State::plan()
+
+  NESTSIM_HD void cell_of(const double* x, long long* c) const {
+    c[2] = 0;
+    for (int a = 0; a < grid.dim; ++a) c[a] = grid.home(grid.raw_coord(x[a], a), a);
+  }
+  NESTSIM_HD double large_outer(Real r) const { return double(r) + small_reach + pad; }
+  NESTSIM_HD double large_inner(Real r, Real q) const {
+    return double(r) - double(q) - small_reach - pad;
+  }
+};
+
+// Section 4.1, step 2: each small body finds its cell and takes a rank in its bucket.
+template <class Real, int Dim>
+struct BinSmall {
+  GridSpec grid;
+  BodyArrays<Real> bodies;  // the level's small bodies in group order
+  uint32_t* bucket_count;
+  uint32_t* bucket_of;
+  uint32_t* rank;
+  uint64_t* key;
+
+  NESTSIM_HD void operator()(uint32_t k) const {
+    long long c[3] = {0, 0, 0};
+    for (int a = 0; a < Dim; ++a) c[a] = grid.home(grid.raw_coord(double(bodies.pos[a][k]), a), a);
+    const uint64_t lin = grid.linear(c);
+    const uint32_t b = static_cast<uint32_t>(grid.bucket(lin));
+    key[k] = lin;
+    bucket_of[k] = b;
+    rank[k] = atomic_fetch_add(&bucket_count[b], 1u);
+  }
+};
+
+// Section 4.1, step 4: scatter to bucket start + rank.
+template <class Real, int Dim>
+struct ScatterSmall {
+  BodyArrays<Real> from;
+  const uint32_t* bucket_of;
+  const uint32_t* rank;
+  const uint64_t* key;
+  const uint32_t* bucket_start;
+  Real* pos[3];
+  Real* radius;
+  Real* thickness;
+  uint32_t* id;
+  uint64_t* sorted_key;
+
+  NESTSIM_HD void operator()(uint32_t k) const {
+    const uint32_t dst = bucket_start[bucket_of[k]] + rank[k];
+    for (int a = 0; a < Dim; ++a) pos[a][dst] = from.pos[a][k];
+    radius[dst] = from.radius[k];
+    thickness[dst] = from.thickness[k];
+    id[dst] = from.id_of(k);
+    sorted_key[dst] = key[k];
+  }
+};
+
+// Algorithm 1 line 6: small-small pairs from the Moore neighbourhood (27 cells in 3D,
+// 9 in 2D); each pair once, from the body that comes first in bucket order.
+template <class Real, int Dim, bool Write>
+struct SmallPairs {
+  LevelView<Real> v;
+  PairSink sink;
+
+  NESTSIM_HD void operator()(uint32_t a) const {
+    const GridSpec& g = v.grid;
+    Real pa[3] = {0, 0, 0}, pb[3] = {0, 0, 0};
+    v.small.load(a, Dim, pa);
+    const Real ra = v.small.radius[a], qa = v.small.thickness[a];
+    const uint32_t id_a = v.small.id[a];
+    double x[3] = {double(pa[0]), double(pa[1]), double(pa[2])};
+    long long c[3];
+    v.cell_of(x, c);
+    // In a periodic box of fewer than 3 cells on an axis, offsets -1 and +1 reach the
+    // same cell: visit each distinct cell once.
+    int off_lo[3] = {0, 0, 0}, off_hi[3] = {0, 0, 0};
+    for (int d = 0; d < Dim; ++d) {
+      off_lo[d] = (g.periodic && g.n[d] < 3) ? 0 : -1;
+      off_hi[d] = (g.periodic && g.n[d] == 1) ? 0 : 1;
+    }
+    PairEmitter<Write> e{sink.out, Write ? sink.offsets[a] : 0};
+    long long nc[3] = {0, 0, 0};
+    for (int oz = off_lo[2]; oz <= off_hi[2]; ++oz) {
+      for (int oy = off_lo[1]; oy <= off_hi[1]; ++oy) {
+        for (int ox = off_lo[0]; ox <= off_hi[0]; ++ox) {
+          const int off[3] = {ox, oy, oz};
+          bool inside = true;
+          for (int d = 0; d < Dim; ++d) {
+            nc[d] = g.neighbor(c[d] + off[d], d);
+            inside = inside && nc[d] >= 0;
+          }
+          if (!inside) continue;
+          const uint64_t lin = g.linear(nc);
+          const uint64_t bucket = g.bucket(lin);
+          uint32_t t = v.bucket_start[bucket];
+          const uint32_t t_end = v.bucket_start[bucket + 1];
+          if (t <= a) t = a + 1;
+          for (; t < t_end; ++t) {
+            if (!g.dense && v.small_key[t] != lin) continue;
+            v.small.load(t, Dim, pb);
+            if (exact_pair(v.space, pa, ra, qa, pb, v.small.radius[t], v.small.thickness[t]))
+              e.emit(id_a, v.small.id[t]);
+          }
+        }
+      }
+    }
+    if (!Write) sink.counts[a] = e.next;
+  }
+};
+
+// Section 4.3, step 1: how many tasks each large body needs at this level.
+template <class Real, int Dim>
+struct CountLargeTasks {
+  LevelView<Real> v;
+  uint64_t* tasks;
+
+  NESTSIM_HD void operator()(uint32_t l) const {
+    double x[3] = {0, 0, 0};
+    for (int a = 0; a < Dim; ++a) x[a] = double(v.large.pos[a][l]);
+    tasks[l] = plan_large<Dim>(v.grid, x, v.large_outer(v.large.radius[l]), v.small_count).tasks;
+  }
+};
+
+template <class Real, int Dim, bool Write>
+struct RimVisitor {
+  const LevelView<Real>* v;
+  const Real* pl;
+  Real rl, ql;
+  uint32_t id_l;
+  PairEmitter<Write>* e;
+
+  NESTSIM_HD void operator()(const long long* cell) {
+    const GridSpec& g = v->grid;
+    const uint64_t lin = g.linear(cell);
+    const uint64_t bucket = g.bucket(lin);
+    Real ps[3] = {0, 0, 0};
+    for (uint32_t t = v->bucket_start[bucket], t_end = v->bucket_start[bucket + 1]; t < t_end;
+         ++t) {
+      if (!g.dense && v->small_key[t] != lin) continue;
+      v->small.load(t, Dim, ps);
+      if (exact_pair(v->space, ps, v->small.radius[t], v->small.thickness[t], pl, rl, ql))
+        e->emit(v->small.id[t], id_l);
+    }
+  }
+};
+
+// Algorithm 1 lines 7-8, section 4.3 steps 2-4: task t of large body l visits one
+// column of its rim cells (or one chunk of small bodies in direct mode).
+template <class Real, int Dim, bool Write>
+struct LargePairs {
+  LevelView<Real> v;
+  PairSink sink;
+
+  NESTSIM_HD void operator()(uint64_t t) const {
+    // The large body that owns task t: last l with task_start[l] <= t.
+    uint32_t lo = 0, hi = v.large_count;  // task_start[lo] <= t < task_start[hi]
+    while (hi - lo > 1) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (v.task_start[mid] <= t) lo = mid; else hi = mid;
+    }
+    const uint32_t l = lo;
+    const uint64_t local = t - v.task_start[l];
+    Real pl[3] = {0, 0, 0};
+    v.large.load(l, Dim, pl);
+    const Real rl = v.large.radius[l], ql = v.large.thickness[l];
+    double x[3] = {double(pl[0]), double(pl[1]), double(pl[2])};
+    const double outer = v.large_outer(rl);
+    const LargePlan plan = plan_large<Dim>(v.grid, x, outer, v.small_count);
+    PairEmitter<Write> e{sink.out, Write ? sink.offsets[t] : 0};
+    RimVisitor<Real, Dim, Write> visit{&v, pl, rl, ql, v.large.id[l], &e};
+    if (plan.direct) {
+      Real ps[3] = {0, 0, 0};
+      const uint64_t first = local * kDirectChunk;
+      uint64_t last = first + kDirectChunk;
+      if (last > v.small_count) last = v.small_count;
+      for (uint64_t s = first; s < last; ++s) {
+        v.small.load(uint32_t(s), Dim, ps);
+        if (exact_pair(v.space, ps, v.small.radius[s], v.small.thickness[s], pl, rl, ql))
+          e.emit(v.small.id[s], visit.id_l);
+      }
+    } else {
+      visit_rim_column<Dim>(v.grid, plan, local, x, outer, v.large_inner(rl, ql), visit);
+    }
+    if (!Write) sink.counts[t] = e.next;
+  }
+};
+
+}  // namespace nestsim::detail

@@ -1,0 +1,569 @@
+// The device broad phase: HSX (Algorithm 1 of ../shared/seeds/hsx-nested-hollow-
+// sphere-intersection.txt, sections 3-4) and the brute-force reference.
+//
+// find() in outline:
+//  1. effective radii: skin added; solid mode (SSX) is HSX with thickness = radius;
+//  2. bounds and the rounding pad;
+//  3. each body's natural level k: the smallest with 2 r + pad <= d0 2^k, d0 from the
+//     smallest diameter (Algorithm 1 line 1); a histogram of levels;
+//  4. levels grouped on the host (plan_groups): a level whose large bodies would walk
+//     far more rim cells than it has small bodies is merged into the next (d only
+//     grows, so every small-small pair still lies in the Moore neighbourhood); few
+//     remaining bodies are finished by brute force (section 5.8);
+//  5. bodies sorted by group once: the small set S of a level is a contiguous range and
+//     the large set L the suffix after it (section 4, "indicator sequences and prefix
+//     sums" partition, done as one stable sort);
+//  6. per level: counting-sort grid of S (4.1), small-small pairs (line 6), rim tasks of
+//     L (4.3), count -> scan -> write (4.2), exact test (equation 3) on every candidate;
+//  7. the pair keys sorted: pairs come out sorted by (i, j), whatever the backend.
+#include <thrust/binary_search.h>
+#include <thrust/copy.h>
+#include <thrust/execution_policy.h>
+#include <thrust/fill.h>
+#include <thrust/for_each.h>
+#include <thrust/gather.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <thrust/scan.h>
+#include <thrust/sequence.h>
+#include <thrust/sort.h>
+#include <thrust/transform.h>
+#include <thrust/transform_reduce.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "kernels.cuh"
+#include "nestsim/device/pair_finder.cuh"
+
+namespace nestsim::device {
+namespace {
+
+using detail::BodyArrays;
+using detail::GridSpec;
+using detail::LevelView;
+using detail::PairSink;
+
+template <class T>
+T* raw(thrust::device_vector<T>& v) {
+  return thrust::raw_pointer_cast(v.data());
+}
+template <class T>
+const T* raw(const thrust::device_vector<T>& v) {
+  return thrust::raw_pointer_cast(v.data());
+}
+template <class T>
+void ensure_size(thrust::device_vector<T>& v, std::size_t n) {
+  if (v.size() < n) {
+    v.clear();
+    v.shrink_to_fit();
+    v.resize(n);
+  }
+}
+template <class T>
+T read_back(const thrust::device_vector<T>& v, std::size_t i) {
+  return v[i];
+}
+
+template <class F, class Index>
+void for_each_index(Index n, F f) {
+  if (n == 0) return;
+  thrust::for_each_n(thrust::device, thrust::counting_iterator<Index>(0), n, f);
+}
+
+// Exclusive scan of counts[0..n) into offsets[0..n]; returns the total.
+uint64_t scan_counts(thrust::device_vector<uint64_t>& counts,
+                     thrust::device_vector<uint64_t>& offsets, std::size_t n) {
+  ensure_size(offsets, n + 1);
+  counts[n] = 0;  // counts has room for n + 1
+  thrust::exclusive_scan(thrust::device, counts.begin(), counts.begin() + n + 1, offsets.begin(),
+                         uint64_t(0));
+  return read_back(offsets, n);
+}
+
+struct Bounds {
+  double lo[3], hi[3];
+  double rmin, rmax, absmax;
+};
+
+struct MergeBounds {
+  NESTSIM_HD Bounds operator()(const Bounds& a, const Bounds& b) const {
+    Bounds m;
+    for (int k = 0; k < 3; ++k) {
+      m.lo[k] = a.lo[k] < b.lo[k] ? a.lo[k] : b.lo[k];
+      m.hi[k] = a.hi[k] > b.hi[k] ? a.hi[k] : b.hi[k];
+    }
+    m.rmin = a.rmin < b.rmin ? a.rmin : b.rmin;
+    m.rmax = a.rmax > b.rmax ? a.rmax : b.rmax;
+    m.absmax = a.absmax > b.absmax ? a.absmax : b.absmax;
+    return m;
+  }
+};
+
+template <class Real>
+struct BodyBounds {
+  BodyArrays<Real> b;
+  int dim;
+  NESTSIM_HD Bounds operator()(uint32_t i) const {
+    Bounds m;
+    m.absmax = 0;
+    for (int k = 0; k < 3; ++k) {
+      const double x = k < dim ? double(b.pos[k][i]) : 0.0;
+      m.lo[k] = m.hi[k] = x;
+      const double ax = x < 0 ? -x : x;
+      m.absmax = ax > m.absmax ? ax : m.absmax;
+    }
+    m.rmin = m.rmax = double(b.radius[i]);
+    return m;
+  }
+};
+
+template <class Real>
+struct EffectiveRadii {
+  const Real* radius;
+  const Real* thickness;
+  Real* r_out;
+  Real* q_out;
+  Real skin;
+  bool solid;
+  NESTSIM_HD void operator()(uint32_t i) const {
+    const Real r = radius[i] + skin;
+    Real q = thickness[i] + skin + skin;
+    if (solid || q > r) q = r;
+    r_out[i] = r;
+    q_out[i] = q;
+  }
+};
+
+// Smallest k >= 0 with diameter <= d0 * 2^k (capped at 63).
+NESTSIM_HD inline int natural_level(double diameter, double d0) {
+  using std::ceil;
+  using std::ldexp;
+  using std::log2;
+  if (!(diameter > d0)) return 0;
+  int k = static_cast<int>(ceil(log2(diameter / d0)));
+  if (k < 0) k = 0;
+  if (k > 63) k = 63;
+  while (k > 0 && diameter <= ldexp(d0, k - 1)) --k;
+  while (k < 63 && diameter > ldexp(d0, k)) ++k;
+  return k;
+}
+
+constexpr int kLevels = 64;
+constexpr uint32_t kHistogramChunk = 4096;
+
+// Levels of a chunk of bodies, histogrammed locally then added with one atomic per bin.
+template <class Real>
+struct LevelHistogram {
+  const Real* radius;
+  uint32_t n;
+  double d0, pad;
+  uint8_t* level;
+  uint32_t* histogram;
+  NESTSIM_HD void operator()(uint32_t chunk) const {
+    uint32_t local[kLevels];
+    for (int k = 0; k < kLevels; ++k) local[k] = 0;
+    const uint32_t first = chunk * kHistogramChunk;
+    const uint32_t last = first + kHistogramChunk < n ? first + kHistogramChunk : n;
+    for (uint32_t i = first; i < last; ++i) {
+      const int k = natural_level(2.0 * double(radius[i]) + pad, d0);
+      level[i] = static_cast<uint8_t>(k);
+      ++local[k];
+    }
+    for (int k = 0; k < kLevels; ++k)
+      if (local[k]) atomic_fetch_add(&histogram[k], local[k]);
+  }
+};
+
+struct GroupTable {
+  uint8_t group_of_level[kLevels];
+};
+
+struct LevelToGroup {
+  GroupTable table;
+  NESTSIM_HD uint8_t operator()(uint8_t level) const { return table.group_of_level[level]; }
+};
+
+// One group of levels: bodies [begin, end) in group order are its small set.
+struct Group {
+  int top_level;  // its cell width is d0 * 2^top_level
+  uint32_t begin, end;
+  bool brute;     // brute force over [begin, n): the last few large bodies
+};
+
+// Rim cells a large body walks per small body before its level is merged upwards.
+constexpr double kRimPerSmall = 4.0;
+// Remaining bodies finished by brute force.
+constexpr uint32_t kBruteRemainder = 128;
+
+std::vector<Group> plan_groups(const std::vector<uint32_t>& histogram, int dim, uint32_t n) {
+  std::vector<Group> groups;
+  const double growth = dim == 3 ? 4.0 : 2.0;  // rim cells per level step down
+  uint32_t begin = 0;
+  int k = 0;
+  while (begin < n) {
+    if (n - begin <= kBruteRemainder && !groups.empty()) {
+      groups.push_back({k, begin, n, true});
+      break;
+    }
+    uint64_t members = 0;
+    int top = k;
+    for (; top < kLevels; ++top) {
+      members += histogram[top];
+      if (members == 0) continue;
+      uint64_t rest = 0;
+      double rim = 0;
+      for (int b = top + 1; b < kLevels; ++b) {
+        rest += histogram[b];
+        rim += double(histogram[b]) * std::pow(growth, b - top);
+      }
+      if (rest == 0 || rim <= kRimPerSmall * double(members)) break;
+    }
+    if (top >= kLevels) top = kLevels - 1;
+    groups.push_back({top, begin, begin + uint32_t(members), false});
+    begin += uint32_t(members);
+    k = top + 1;
+  }
+  return groups;
+}
+
+}  // namespace
+
+template <class Real>
+struct PairFinder<Real>::State {
+  // effective radii (skin, solid mode)
+  thrust::device_vector<Real> r_eff, q_eff;
+  // bodies in group order
+  thrust::device_vector<uint8_t> natural, group_key;
+  thrust::device_vector<uint32_t> histogram, order;
+  thrust::device_vector<Real> g_pos[3], g_r, g_q;
+  // the level's grid
+  thrust::device_vector<uint32_t> bucket_count, bucket_start, bucket_of, rank;
+  thrust::device_vector<uint64_t> cell_key;
+  thrust::device_vector<Real> s_pos[3], s_r, s_q;
+  thrust::device_vector<uint32_t> s_id;
+  thrust::device_vector<uint64_t> s_key;
+  // pair assembly
+  thrust::device_vector<uint64_t> task_count, task_start, counts, offsets;
+  thrust::device_vector<uint64_t> keys;
+  uint64_t pair_count = 0;
+
+  Space<Real> space;
+  bool count_only = false;
+
+  // Appends `total` pairs: makes room, returns where they go.
+  uint64_t* reserve(uint64_t total) {
+    const uint64_t need = pair_count + total;
+    if (keys.size() < need) {
+      thrust::device_vector<uint64_t> bigger(std::max<uint64_t>(need, keys.size() * 3 / 2));
+      thrust::copy_n(thrust::device, keys.begin(), pair_count, bigger.begin());
+      keys.swap(bigger);
+    }
+    return raw(keys) + pair_count;
+  }
+
+  // count -> scan -> write for a functor family over `items` items.
+  template <template <class, int, bool> class Step, int Dim, class Index, class... Args>
+  void emit_pairs(Index items, Args... args) {
+    ensure_size(counts, std::size_t(items) + 1);
+    PairSink sink;
+    sink.counts = raw(counts);
+    for_each_index(items, Step<Real, Dim, false>{args..., sink});
+    const uint64_t total = scan_counts(counts, offsets, items);
+    if (count_only || total == 0) {
+      pair_count += total;
+      return;
+    }
+    sink.offsets = raw(offsets);
+    sink.out = reserve(total);
+    for_each_index(items, Step<Real, Dim, true>{args..., sink});
+    pair_count += total;
+  }
+
+  template <int Dim>
+  void brute(const BodyArrays<Real>& bodies, uint32_t begin, uint32_t end) {
+    emit_pairs<detail::BrutePairs, Dim>(end - begin, bodies, space, begin, end);
+  }
+
+  template <int Dim>
+  void hsx(const BroadphaseOptions& options, const BodyArrays<Real>& in, uint32_t n);
+
+  template <int Dim>
+  void level(const Group& group, const GridSpec& grid, uint32_t n, double pad);
+};
+
+template <class Real>
+template <int Dim>
+void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyArrays<Real>& in,
+                                  uint32_t n) {
+  const Bounds init{{std::numeric_limits<double>::max(), std::numeric_limits<double>::max(),
+                     std::numeric_limits<double>::max()},
+                    {-std::numeric_limits<double>::max(), -std::numeric_limits<double>::max(),
+                     -std::numeric_limits<double>::max()},
+                    std::numeric_limits<double>::max(),
+                    0.0,
+                    0.0};
+  const Bounds bounds =
+      thrust::transform_reduce(thrust::device, thrust::counting_iterator<uint32_t>(0),
+                               thrust::counting_iterator<uint32_t>(n),
+                               BodyBounds<Real>{in, Dim}, init, MergeBounds{});
+  const Domain& dom = options.domain;
+  double span = 0;  // largest extent of the space the grid must cover
+  for (int a = 0; a < Dim; ++a)
+    span = std::max(span, dom.periodic ? dom.size[a] : bounds.hi[a] - bounds.lo[a]);
+  // Rounding pad: covers the error of the exact test in the body precision (positions,
+  // minimum image, squares) and of the cell geometry in double, so that no pair the
+  // exact test accepts can fall outside the cells searched.
+  const double eps = std::numeric_limits<Real>::epsilon();
+  const double pad = 64.0 * eps * (bounds.absmax + span + 2.0 * bounds.rmax) +
+                     std::numeric_limits<double>::min();
+  // Algorithm 1 line 1: d0 from the smallest diameter; never so fine that an axis would
+  // need more than 2^20 cells.
+  const double d0 = std::max({2.0 * bounds.rmin + pad, (span + 2.0 * bounds.rmax) * 0x1p-20,
+                              1e-300});
+
+  // Natural levels and their histogram.
+  ensure_size(natural, n);
+  histogram.assign(kLevels, 0u);
+  const uint32_t chunks = (n + kHistogramChunk - 1) / kHistogramChunk;
+  for_each_index(chunks, LevelHistogram<Real>{in.radius, n, d0, pad, raw(natural), raw(histogram)});
+  std::vector<uint32_t> host_histogram(kLevels);
+  thrust::copy(histogram.begin(), histogram.end(), host_histogram.begin());
+  const std::vector<Group> groups = plan_groups(host_histogram, Dim, n);
+
+  // Sort bodies by group (stable: ties keep index order).
+  GroupTable table{};
+  for (int k = 0; k < kLevels; ++k) {
+    std::size_t g = 0;
+    while (g + 1 < groups.size() && (groups[g].brute || groups[g].top_level < k)) ++g;
+    table.group_of_level[k] = static_cast<uint8_t>(g);
+  }
+  ensure_size(group_key, n);
+  thrust::transform(thrust::device, natural.begin(), natural.begin() + n, group_key.begin(),
+                    LevelToGroup{table});
+  ensure_size(order, n);
+  thrust::sequence(thrust::device, order.begin(), order.begin() + n);
+  if (groups.size() > 1)
+    thrust::stable_sort_by_key(thrust::device, group_key.begin(), group_key.begin() + n,
+                               order.begin());
+  for (int a = 0; a < Dim; ++a) {
+    ensure_size(g_pos[a], n);
+    thrust::gather(thrust::device, order.begin(), order.begin() + n,
+                   thrust::device_pointer_cast(in.pos[a]), g_pos[a].begin());
+  }
+  ensure_size(g_r, n);
+  ensure_size(g_q, n);
+  thrust::gather(thrust::device, order.begin(), order.begin() + n,
+                 thrust::device_pointer_cast(in.radius), g_r.begin());
+  thrust::gather(thrust::device, order.begin(), order.begin() + n,
+                 thrust::device_pointer_cast(in.thickness), g_q.begin());
+
+  BodyArrays<Real> grouped;
+  for (int a = 0; a < Dim; ++a) grouped.pos[a] = raw(g_pos[a]);
+  grouped.radius = raw(g_r);
+  grouped.thickness = raw(g_q);
+  grouped.id = raw(order);
+
+  for (const Group& group : groups) {
+    if (group.brute) {
+      brute<Dim>(grouped, group.begin, n);
+      break;
+    }
+    const double d = std::ldexp(d0, group.top_level);
+    GridSpec grid;
+    grid.dim = Dim;
+    grid.periodic = dom.periodic;
+    double cells = 1;
+    for (int a = 0; a < Dim; ++a) {
+      if (dom.periodic) {
+        const double fit = std::floor(dom.size[a] / d);
+        grid.n[a] = static_cast<long long>(std::clamp(fit, 1.0, double(1 << 20)));
+        grid.origin[a] = dom.lo[a];
+        grid.width[a] = dom.size[a] / double(grid.n[a]);
+      } else {
+        grid.origin[a] = bounds.lo[a];
+        grid.width[a] = std::max(d, (bounds.hi[a] - bounds.lo[a]) * 0x1p-20);
+        grid.n[a] = static_cast<long long>(std::floor((bounds.hi[a] - bounds.lo[a]) / grid.width[a])) + 1;
+      }
+      cells *= double(grid.n[a]);
+    }
+    const uint32_t small_count = group.end - group.begin;
+    if (cells <= 4.0 * small_count + 1024.0) {
+      grid.dense = true;
+      grid.table_size = static_cast<uint64_t>(cells);
+    } else {
+      grid.dense = false;
+      int bits = 10;
+      while ((uint64_t(1) << bits) < 2ull * small_count) ++bits;
+      grid.table_size = uint64_t(1) << bits;
+      grid.hash_shift = 64 - bits;
+    }
+    this->level<Dim>(group, grid, n, pad);
+  }
+}
+
+template <class Real>
+template <int Dim>
+void PairFinder<Real>::State::level(const Group& group, const GridSpec& grid, uint32_t n,
+                                    double pad) {
+  const uint32_t ns = group.end - group.begin;
+  const uint32_t nl = n - group.end;
+  BodyArrays<Real> small_in;
+  for (int a = 0; a < Dim; ++a) small_in.pos[a] = raw(g_pos[a]) + group.begin;
+  small_in.radius = raw(g_r) + group.begin;
+  small_in.thickness = raw(g_q) + group.begin;
+  small_in.id = raw(order) + group.begin;
+
+  // Counting sort of the small bodies into buckets (section 4.1).
+  const std::size_t table = grid.table_size;
+  ensure_size(bucket_count, table + 1);
+  thrust::fill_n(thrust::device, bucket_count.begin(), table + 1, 0u);
+  ensure_size(bucket_of, ns);
+  ensure_size(rank, ns);
+  ensure_size(cell_key, ns);
+  for_each_index(ns, detail::BinSmall<Real, Dim>{grid, small_in, raw(bucket_count),
+                                                 raw(bucket_of), raw(rank), raw(cell_key)});
+  ensure_size(bucket_start, table + 1);
+  thrust::exclusive_scan(thrust::device, bucket_count.begin(), bucket_count.begin() + table + 1,
+                         bucket_start.begin(), 0u);
+  for (int a = 0; a < Dim; ++a) ensure_size(s_pos[a], ns);
+  ensure_size(s_r, ns);
+  ensure_size(s_q, ns);
+  ensure_size(s_id, ns);
+  ensure_size(s_key, ns);
+  detail::ScatterSmall<Real, Dim> scatter{small_in, raw(bucket_of), raw(rank), raw(cell_key),
+                                          raw(bucket_start), {nullptr, nullptr, nullptr},
+                                          raw(s_r), raw(s_q), raw(s_id), raw(s_key)};
+  for (int a = 0; a < Dim; ++a) scatter.pos[a] = raw(s_pos[a]);
+  for_each_index(ns, scatter);
+
+  LevelView<Real> v;
+  v.grid = grid;
+  v.space = space;
+  for (int a = 0; a < Dim; ++a) v.small.pos[a] = raw(s_pos[a]);
+  v.small.radius = raw(s_r);
+  v.small.thickness = raw(s_q);
+  v.small.id = raw(s_id);
+  v.small_key = raw(s_key);
+  v.small_count = ns;
+  v.bucket_start = raw(bucket_start);
+  for (int a = 0; a < Dim; ++a) v.large.pos[a] = raw(g_pos[a]) + group.end;
+  v.large.radius = raw(g_r) + group.end;
+  v.large.thickness = raw(g_q) + group.end;
+  v.large.id = raw(order) + group.end;
+  v.large_count = nl;
+  double min_width = grid.width[0];
+  for (int a = 1; a < Dim; ++a) min_width = std::min(min_width, grid.width[a]);
+  v.small_reach = 0.5 * min_width;
+  v.pad = pad;
+
+  // Small-small pairs.
+  emit_pairs<detail::SmallPairs, Dim>(ns, v);
+  if (nl == 0) return;
+
+  // Large-small pairs: tasks per large body, then count -> scan -> write over tasks.
+  ensure_size(task_count, std::size_t(nl) + 1);
+  for_each_index(nl, detail::CountLargeTasks<Real, Dim>{v, raw(task_count)});
+  const uint64_t tasks = scan_counts(task_count, task_start, nl);
+  if (tasks == 0) return;
+  v.task_start = raw(task_start);
+  emit_pairs<detail::LargePairs, Dim>(tasks, v);
+}
+
+template <class Real>
+PairFinder<Real>::PairFinder(const BroadphaseOptions& options)
+    : options_(options), state_(std::make_unique<State>()) {
+  options_.validate();
+  Space<Real>& s = state_->space;
+  s.dim = options_.domain.dim;
+  for (int a = 0; a < 3; ++a) {
+    const bool wrap = options_.domain.periodic && a < s.dim;
+    s.edge[a] = wrap ? Real(options_.domain.size[a]) : Real(0);
+    s.inv_edge[a] = wrap ? Real(1) / s.edge[a] : Real(0);
+  }
+}
+
+template <class Real>
+PairFinder<Real>::~PairFinder() = default;
+template <class Real>
+PairFinder<Real>::PairFinder(PairFinder&&) noexcept = default;
+template <class Real>
+PairFinder<Real>& PairFinder<Real>::operator=(PairFinder&&) noexcept = default;
+
+template <class Real>
+uint64_t PairFinder<Real>::find(const SphereView<Real>& bodies, bool count_only) {
+  State& s = *state_;
+  s.pair_count = 0;
+  s.count_only = count_only;
+  const uint32_t n = bodies.n;
+  if (n < 2) return 0;
+  ensure_size(s.r_eff, n);
+  ensure_size(s.q_eff, n);
+  for_each_index(n, EffectiveRadii<Real>{bodies.radius, bodies.thickness, raw(s.r_eff),
+                                         raw(s.q_eff), Real(options_.skin),
+                                         options_.overlap == Overlap::solid});
+  BodyArrays<Real> in;
+  for (int a = 0; a < 3; ++a) in.pos[a] = bodies.pos[a];
+  in.radius = raw(s.r_eff);
+  in.thickness = raw(s.q_eff);
+
+  const bool three = options_.domain.dim == 3;
+  switch (options_.method) {
+    case Method::brute:
+      if (three) s.template brute<3>(in, 0, n); else s.template brute<2>(in, 0, n);
+      return s.pair_count;  // rows in index order: already sorted
+    case Method::hsx:
+      if (three) s.template hsx<3>(options_, in, n); else s.template hsx<2>(options_, in, n);
+      break;
+  }
+  if (!count_only)
+    thrust::sort(thrust::device, s.keys.begin(), s.keys.begin() + s.pair_count);
+  return s.pair_count;
+}
+
+template <class Real>
+const thrust::device_vector<uint64_t>& PairFinder<Real>::keys() const {
+  return state_->keys;
+}
+
+template <class Real>
+uint64_t PairFinder<Real>::pair_count() const {
+  return state_->pair_count;
+}
+
+namespace {
+struct Swapped {
+  NESTSIM_HD uint64_t operator()(uint64_t key) const { return (key << 32) | (key >> 32); }
+};
+struct RowStart {
+  NESTSIM_HD uint64_t operator()(uint32_t row) const { return uint64_t(row) << 32; }
+};
+struct SecondOf {
+  NESTSIM_HD uint32_t operator()(uint64_t key) const { return pair_second(key); }
+};
+}  // namespace
+
+template <class Real>
+void PairFinder<Real>::neighbor_lists(uint32_t n, thrust::device_vector<uint64_t>& offsets,
+                                      thrust::device_vector<uint32_t>& neighbors) const {
+  const uint64_t p = state_->pair_count;
+  thrust::device_vector<uint64_t> both(2 * p);
+  thrust::copy_n(thrust::device, state_->keys.begin(), p, both.begin());
+  thrust::transform(thrust::device, state_->keys.begin(), state_->keys.begin() + p,
+                    both.begin() + p, Swapped{});
+  thrust::sort(thrust::device, both.begin(), both.end());
+  offsets.resize(std::size_t(n) + 1);
+  auto rows = thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0), RowStart{});
+  thrust::lower_bound(thrust::device, both.begin(), both.end(), rows, rows + n + 1,
+                      offsets.begin());
+  neighbors.resize(2 * p);
+  thrust::transform(thrust::device, both.begin(), both.end(), neighbors.begin(), SecondOf{});
+}
+
+template class PairFinder<float>;
+template class PairFinder<double>;
+
+}  // namespace nestsim::device

@@ -1,0 +1,97 @@
+// Host-side validation of bodies and options.
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+#include <algorithm>
+
+#include "nestsim/broadphase.h"
+
+namespace nestsim {
+
+const char* to_string(Method method) {
+  switch (method) {
+    case Method::hsx: return "hsx";
+    case Method::brute: return "brute";
+  }
+  return "?";
+}
+
+std::vector<std::string> method_names() { return {"hsx", "brute"}; }
+
+Method method_from_string(const std::string& name) {
+  if (name == "hsx") return Method::hsx;
+  if (name == "brute") return Method::brute;
+  std::string known;
+  for (const auto& m : method_names()) known += (known.empty() ? "" : ", ") + m;
+  throw std::invalid_argument("unknown method '" + name + "' (known: " + known + ")");
+}
+
+void BroadphaseOptions::validate() const {
+  if (domain.dim != 2 && domain.dim != 3)
+    throw std::invalid_argument("dimension must be 2 or 3, not " + std::to_string(domain.dim));
+  if (!(std::isfinite(skin) && skin >= 0))
+    throw std::invalid_argument("skin must be finite and >= 0");
+  for (int a = 0; a < domain.dim; ++a) {
+    if (!std::isfinite(domain.lo[a]))
+      throw std::invalid_argument("box origin must be finite");
+    if (domain.periodic && !(std::isfinite(domain.size[a]) && domain.size[a] > 0))
+      throw std::invalid_argument("a periodic box needs every edge finite and > 0");
+  }
+}
+
+template <class Real>
+void SphereSet<Real>::resize(std::size_t n) {
+  x.resize(n);
+  y.resize(n);
+  z.resize(n);
+  radius.resize(n);
+  thickness.resize(n);
+}
+
+template <class Real>
+void SphereSet<Real>::push_back(Real px, Real py, Real pz, Real r, Real q) {
+  x.push_back(px);
+  y.push_back(py);
+  z.push_back(pz);
+  radius.push_back(r);
+  thickness.push_back(q);
+}
+
+template <class Real>
+void SphereSet<Real>::validate(int dim) const {
+  const std::size_t n = radius.size();
+  auto fail = [](std::size_t i, const char* field, const std::string& what) {
+    std::ostringstream msg;
+    msg << "body " << i << ": " << field << " " << what;
+    throw std::invalid_argument(msg.str());
+  };
+  if (thickness.size() != n || x.size() != n || y.size() != n || (dim == 3 && z.size() != n))
+    throw std::invalid_argument("bodies: x, y, (z,) radius and thickness differ in length");
+  const std::vector<Real>* coord[3] = {&x, &y, &z};
+  const char* names[3] = {"x", "y", "z"};
+  for (std::size_t i = 0; i < n; ++i) {
+    for (int a = 0; a < dim; ++a)
+      if (!std::isfinite((*coord[a])[i])) fail(i, names[a], "is not a finite number");
+    const Real r = radius[i], q = thickness[i];
+    if (!std::isfinite(r)) fail(i, "radius", "is not a finite number");
+    if (r < 0) fail(i, "radius", "is negative");
+    if (!std::isfinite(q)) fail(i, "thickness", "is not a finite number");
+    if (q < 0) fail(i, "thickness", "is negative");
+    if (q > r) fail(i, "thickness", "exceeds the radius");
+  }
+}
+
+template struct SphereSet<float>;
+template struct SphereSet<double>;
+
+double Timings::median() const {
+  if (ms.empty()) return 0;
+  std::vector<double> s = ms;
+  std::sort(s.begin(), s.end());
+  const std::size_t m = s.size() / 2;
+  return s.size() % 2 ? s[m] : 0.5 * (s[m - 1] + s[m]);
+}
+
+double Timings::min() const { return ms.empty() ? 0 : *std::min_element(ms.begin(), ms.end()); }
+
+}  // namespace nestsim

@@ -1,0 +1,12 @@
+// The subcommands of the `nestsim` program. Each returns the process exit code:
+// 0 success, 1 a runtime failure, 2 bad input or usage.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace nestsim::app {
+
+int pairs_command(const std::vector<std::string>& args);
+extern const char* const kPairsHelp;
+
+}  // namespace nestsim::app

@@ -1,0 +1,52 @@
+// nestsim: the command-line program.
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "nestsim/version.h"
+
+namespace {
+
+const char* const kHelp =
+    "nestsim " NESTSIM_VERSION_STRING
+    " - particle-based reaction-diffusion with nested hollow-sphere compartments\n"
+    "\n"
+    "usage: nestsim <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  pairs SCENE.csv   find all intersecting pairs of nested hollow spheres (HSX)\n"
+    "\n"
+    "options:\n"
+    "  -h, --help        this text; `nestsim <command> --help` documents a command\n"
+    "  --version         print the version\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::cerr << kHelp;
+    return 2;
+  }
+  const std::string command = args.front();
+  args.erase(args.begin());
+  try {
+    if (command == "-h" || command == "--help" || command == "help") {
+      std::cout << kHelp;
+      return 0;
+    }
+    if (command == "--version") {
+      std::cout << "nestsim " << NESTSIM_VERSION_STRING << "\n";
+      return 0;
+    }
+    if (command == "pairs") return nestsim::app::pairs_command(args);
+    std::cerr << "nestsim: unknown command '" << command << "'\n\n" << kHelp;
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "nestsim: " << e.what() << "\n";
+    return 1;
+  }
+}
