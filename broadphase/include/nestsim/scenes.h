@@ -1,0 +1,50 @@
+// Generators of varied scenes, shared by the tests, the benchmarks and the examples.
+// Deterministic for a given seed (own distributions over std::mt19937_64).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "nestsim/broadphase.h"
+
+namespace nestsim::scenes {
+
+struct Scene {
+  SphereSet<double> bodies;
+  Domain domain;  // dim, and the box the bodies were placed in (lo, size)
+};
+
+// Exponentially distributed radii (HSX paper, equation 6) with the given mean, cut at
+// `cut`; a fraction `solid` of the bodies solid, the others with thickness
+// `thickness_ratio * r`; uniform centres in a cube whose size makes the bodies'
+// volume fraction `volume_fraction`.
+Scene exponential(std::size_t n, double volume_fraction, int dim, uint64_t seed,
+                  double mean = 1.0, double cut = 20.0, double solid = 0.2,
+                  double thickness_ratio = 0.2);
+
+// Equal radii r, all hollow with thickness_ratio * r.
+Scene equal_radii(std::size_t n, double volume_fraction, int dim, uint64_t seed, double r = 1.0,
+                  double thickness_ratio = 0.2);
+
+// n shells with a common centre, radii 1, 2, ..., n and thickness 0.5: SSX finds
+// n (n - 1) / 2 pairs, HSX none.
+Scene concentric(std::size_t n, int dim);
+
+// Radii log-uniform in [rmin, rmax]; thickness uniform in [0, r], with q = 0 and q = r
+// each for a tenth of the bodies.
+Scene log_uniform(std::size_t n, double volume_fraction, int dim, uint64_t seed, double rmin,
+                  double rmax);
+
+// A cell: one big cell (r 900, q 8), lysosomes (r 150, q 6) and vesicles (r 40, q 4)
+// inside it, vesicles inside lysosomes, and `proteins` solid proteins (r 2-3), a third of
+// them placed exactly touching a membrane from inside or outside (some at contact
+// distance, some one rounding step away), the rest free in the cytosol and outside.
+Scene cell_like(std::size_t proteins, uint64_t seed);
+
+// Bodies in exact contact: pairs of bodies at distance exactly r_i + r_j (on a lattice,
+// values exactly representable), and coincident centres.
+Scene contacts(int dim);
+
+// Makes the scene's box periodic: positions are wrapped into [lo, lo + size).
+void make_periodic(Scene& scene);
+
+}  // namespace nestsim::scenes

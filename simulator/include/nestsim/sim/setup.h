@@ -1,0 +1,67 @@
+// The contract between the model loader (io/) and the engine (simulator/): a fully
+// resolved, validated initial state in model units, plain C++, no YAML, no device code.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nestsim::sim {
+
+// One kind of body. Compartment kinds and species share one list (the trajectory's
+// /parameters/species_names follows its order).
+struct Kind {
+  std::string name;
+  bool compartment = false;  // a hollow sphere with a lumen; otherwise a solid species
+  double radius = 0;         // length units
+  double thickness = 0;      // length units; == radius for species
+  double diffusion = 0;      // length^2 / time units
+};
+
+// One body of the initial state. Its id is its index in Setup::bodies.
+struct Body {
+  uint32_t kind = 0;
+  std::array<double, 3> position{0, 0, 0};
+  int64_t parent = -1;    // id of the innermost compartment whose lumen holds it, -1 none
+  int64_t membrane = -1;  // id of the compartment whose membrane holds it, -1 none
+};
+
+enum class Boundary { periodic, reflective };
+
+struct Setup {
+  int dim = 3;
+  std::array<double, 3> box{0, 0, 0};  // the box [0, box)
+  Boundary boundary = Boundary::periodic;
+  std::string length_unit = "nm", time_unit = "us";
+
+  double dt = 0;            // time units
+  uint64_t steps = 0;       // total steps of the run
+  uint64_t seed = 0;
+  uint64_t output_every = 0;  // steps between trajectory frames
+  std::string output_file;
+
+  double repulsion = 0;  // harmonic excluded-volume force constant (energy / length^2)
+  double kT = 1;         // thermal energy in the same energy unit (mobility = D / kT)
+
+  std::vector<Kind> kinds;
+  std::vector<Body> bodies;
+  uint64_t capacity = 0;  // body slots in the trajectory (>= bodies.size())
+
+  std::string model_text;  // the model file as read, kept in /parameters
+  std::string model_path;
+};
+
+// The state at one step, on the host: what a trajectory frame holds. Slot s holds the
+// body with id[s] (-1: an empty slot).
+struct Frame {
+  uint64_t step = 0;
+  double time = 0;
+  std::vector<std::array<double, 3>> position;
+  std::vector<int64_t> id;
+  std::vector<int32_t> kind;
+  std::vector<double> radius, thickness;
+  std::vector<int64_t> parent, membrane;
+  uint64_t next_id = 0;  // ids are never reused: the next new body gets this one
+};
+
+}  // namespace nestsim::sim
