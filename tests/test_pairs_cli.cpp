@@ -1,0 +1,199 @@
+// `nestsim pairs` end to end: scene files in, pair files out, and every bad input.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "nestsim/io/scene_csv.h"
+#include "nestsim/scenes.h"
+#include "reference.h"
+
+using namespace nestsim;
+using namespace nestsim::testing;
+
+namespace {
+
+struct Run {
+  int code;
+  std::string out, err;
+};
+
+std::string temp_dir() {
+  static std::string dir = [] {
+    char tmpl[] = "/tmp/nestsim-cli-XXXXXX";
+    const char* d = mkdtemp(tmpl);
+    REQUIRE(d != nullptr);
+    return std::string(d);
+  }();
+  return dir;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool exists(const std::string& path) { return std::ifstream(path).good(); }
+
+Run run_nestsim(const std::string& args) {
+  const std::string out = temp_dir() + "/stdout", err = temp_dir() + "/stderr";
+  const std::string cmd = std::string(NESTSIM_BINARY) + " " + args + " > " + out + " 2> " + err;
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const std::string path = temp_dir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::vector<Pair> parse_pairs(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);
+  REQUIRE(line == "i,j");
+  std::vector<Pair> pairs;
+  while (std::getline(in, line)) {
+    const auto comma = line.find(',');
+    REQUIRE(comma != std::string::npos);
+    pairs.emplace_back(uint32_t(std::stoul(line.substr(0, comma))),
+                       uint32_t(std::stoul(line.substr(comma + 1))));
+  }
+  return pairs;
+}
+
+}  // namespace
+
+TEST_CASE("a scene file round trip gives the reference pairs") {
+  const scenes::Scene s = scenes::cell_like(1500, 3);
+  io::Scene scene;
+  scene.dim = 3;
+  scene.bodies = s.bodies;
+  const std::string path = temp_dir() + "/cell.csv";
+  io::write_scene_csv(path, scene);
+  const io::Scene back = io::read_scene_csv(path);
+  CHECK(back.bodies.x == s.bodies.x);
+  CHECK(back.bodies.radius == s.bodies.radius);
+  CHECK(back.bodies.thickness == s.bodies.thickness);
+
+  BroadphaseOptions o;
+  const auto reference = reference_pairs(s.bodies, o);
+  const std::string out = temp_dir() + "/pairs.csv";
+  Run r = run_nestsim("pairs " + path + " -o " + out);
+  REQUIRE(r.code == 0);
+  CHECK(parse_pairs(slurp(out)) == reference);
+
+  r = run_nestsim("pairs " + path);  // to standard output
+  REQUIRE(r.code == 0);
+  CHECK(parse_pairs(r.out) == reference);
+
+  r = run_nestsim("pairs " + path + " --count");
+  REQUIRE(r.code == 0);
+  CHECK(std::stoul(r.out) == reference.size());
+
+  o.overlap = Overlap::solid;
+  r = run_nestsim("pairs " + path + " --solid");
+  REQUIRE(r.code == 0);
+  CHECK(parse_pairs(r.out) == reference_pairs(s.bodies, o));
+
+  o.overlap = Overlap::hollow;
+  r = run_nestsim("pairs " + path + " --precision float");
+  REQUIRE(r.code == 0);
+  CHECK(parse_pairs(r.out) == reference_pairs(convert<float>(s.bodies), o));
+
+  r = run_nestsim("pairs " + path + " --bench 3");
+  REQUIRE(r.code == 0);
+  std::smatch m;
+  const std::regex line(R"(median_ms=([0-9.]+) min_ms=([0-9.]+) pairs=([0-9]+)\n)");
+  REQUIRE(std::regex_match(r.out, m, line));
+  CHECK(std::stoul(m[3]) == reference.size());
+}
+
+TEST_CASE("2D scenes and periodic boxes") {
+  scenes::Scene s = scenes::exponential(800, 0.3, 2, 4);
+  io::Scene scene;
+  scene.dim = 2;
+  scene.bodies = s.bodies;
+  // Shift some bodies by whole box lengths: --periodic must wrap them.
+  for (std::size_t i = 0; i < scene.bodies.size(); i += 3) scene.bodies.x[i] += s.domain.size[0];
+  const std::string path = temp_dir() + "/flat.csv";
+  io::write_scene_csv(path, scene);
+  std::ostringstream box;
+  box.precision(17);
+  box << s.domain.size[0] << "," << s.domain.size[1];
+  Run r = run_nestsim("pairs " + path + " --box " + box.str() + " --periodic");
+  REQUIRE(r.code == 0);
+  BroadphaseOptions o;
+  o.domain = s.domain;
+  o.domain.periodic = true;
+  scenes::make_periodic(s);
+  const auto reference = reference_pairs(s.bodies, o);
+  const auto result = parse_pairs(r.out);
+  const Difference d = compare(reference, result);
+  INFO(d.describe());
+  CHECK(d.missed.empty());
+  CHECK(d.spurious.empty());
+  // The same file in an open box of that size: the shifted bodies lie outside.
+  r = run_nestsim("pairs " + path + " --box " + box.str());
+  CHECK(r.code == 2);
+  CHECK(r.err.rfind(path + ":2: ", 0) == 0);
+}
+
+TEST_CASE("bad input: located message, exit code 2, no output file") {
+  struct Bad {
+    const char* name;
+    std::string text;
+    std::string extra;
+    int line;
+    const char* says;
+  };
+  const std::string header = "x,y,z,radius,thickness\n";
+  const std::vector<Bad> cases = {
+      {"malformed", header + "0,0,0,1,0\n1,2,x3,1,0\n", "", 3, "not a number"},
+      {"columns", header + "0,0,0,1,0\n1,2,3,1\n", "", 3, "columns"},
+      {"nan", header + "nan,0,0,1,0\n", "", 2, "finite"},
+      {"inf", header + "0,0,0,inf,0\n", "", 2, "finite"},
+      {"negative", header + "0,0,0,1,0\n0,0,0,-1,0\n", "", 3, "negative radius"},
+      {"thick", header + "0,0,0,1,2\n", "", 2, "exceeds radius"},
+      {"empty", "", "", 1, "empty file"},
+      {"header", "a,b,c\n1,2,3\n", "", 1, "header"},
+      {"outside", header + "1,1,1,1,0\n5,11,5,1,0\n", " --box 10,10,10", 3, "outside the box"},
+  };
+  for (const Bad& b : cases) {
+    INFO(b.name);
+    const std::string path = write_file(std::string(b.name) + ".csv", b.text);
+    const std::string out = temp_dir() + "/should-not-exist.csv";
+    const Run r = run_nestsim("pairs " + path + b.extra + " -o " + out);
+    CHECK(r.code == 2);
+    const std::string where = path + ":" + std::to_string(b.line) + ": ";
+    CHECK_MESSAGE(r.err.rfind(where, 0) == 0, r.err);
+    CHECK_MESSAGE(r.err.find(b.says) != std::string::npos, r.err);
+    CHECK_FALSE(exists(out));
+  }
+  const std::string missing = temp_dir() + "/no-such-scene.csv";
+  const Run r = run_nestsim("pairs " + missing + " -o " + temp_dir() + "/x.csv");
+  CHECK(r.code == 2);
+  CHECK(r.err.rfind(missing + ":0: cannot open file", 0) == 0);
+  CHECK_FALSE(exists(temp_dir() + "/x.csv"));
+}
+
+TEST_CASE("usage errors and help") {
+  CHECK(run_nestsim("pairs --help").code == 0);
+  CHECK(run_nestsim("--help").code == 0);
+  const std::string path = write_file("ok.csv", "x,y,z,radius,thickness\n0,0,0,1,0\n");
+  CHECK(run_nestsim("pairs " + path + " --precision half").code == 2);
+  CHECK(run_nestsim("pairs " + path + " --periodic").code == 2);
+  CHECK(run_nestsim("pairs " + path + " --bench 0").code == 2);
+  CHECK(run_nestsim("pairs " + path + " --method nope").code == 2);
+  CHECK(run_nestsim("pairs").code == 2);
+  CHECK(run_nestsim("frobnicate").code == 2);
+}
