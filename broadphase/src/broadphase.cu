@@ -81,6 +81,11 @@ uint64_t Broadphase<Real>::count() {
 }
 
 template <class Real>
+uint64_t Broadphase<Real>::pair_count() const {
+  return impl_->finder.pair_count();
+}
+
+template <class Real>
 PairList Broadphase<Real>::pairs() const {
   const uint64_t p = impl_->finder.pair_count();
   std::vector<uint64_t> keys(p);

@@ -31,11 +31,15 @@
 #include <thrust/transform_reduce.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <stdexcept>
 #include <vector>
 
+#include "brute_schedules.cuh"
 #include "kernels.cuh"
 #include "nestsim/device/pair_finder.cuh"
 
@@ -250,6 +254,7 @@ struct PairFinder<Real>::State {
   thrust::device_vector<uint64_t> task_count, task_start, counts, offsets;
   thrust::device_vector<uint64_t> keys;
   uint64_t pair_count = 0;
+  device::PairwiseBuffers pairwise;  // the scheduled brute-force methods
 
   Space<Real> space;
   bool count_only = false;
@@ -367,7 +372,15 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
   grouped.thickness = raw(g_q);
   grouped.id = raw(order);
 
+  // NESTSIM_TRACE=1 prints the level plan and the time of each level to stderr.
+  static const bool trace = std::getenv("NESTSIM_TRACE") != nullptr;
+  if (trace)
+    std::fprintf(stderr, "hsx: n=%u d0=%g pad=%g groups=%zu\n", n, d0, pad, groups.size());
   for (const Group& group : groups) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const uint64_t pairs_before = pair_count;
+    if (trace && group.brute)
+      std::fprintf(stderr, "  brute over %u bodies\n", n - group.begin);
     if (group.brute) {
       brute<Dim>(grouped, group.begin, n);
       break;
@@ -402,6 +415,16 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
       grid.hash_shift = 64 - bits;
     }
     this->level<Dim>(group, grid, n, pad);
+    if (trace) {
+      const double ms = std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr,
+                   "  level top=%d d=%g small=%u large=%u cells=%g %s table=%llu pairs=%llu "
+                   "%.3f ms\n",
+                   group.top_level, d, small_count, n - group.end, cells,
+                   grid.dense ? "dense" : "hashed", (unsigned long long)grid.table_size,
+                   (unsigned long long)(pair_count - pairs_before), ms);
+    }
   }
 }
 
@@ -515,6 +538,12 @@ uint64_t PairFinder<Real>::find(const SphereView<Real>& bodies, bool count_only)
     case Method::brute:
       if (three) s.template brute<3>(in, 0, n); else s.template brute<2>(in, 0, n);
       return s.pair_count;  // rows in index order: already sorted
+    case Method::brute_tiled:
+    case Method::brute_balanced:
+    case Method::brute_mapping:  // brute_schedules.cu; keys come out sorted
+      s.pair_count = detail::brute_schedule_pairs(options_, in, s.space, n, count_only, s.keys,
+                                                  s.pairwise);
+      return s.pair_count;
     case Method::hsx:
       if (three) s.template hsx<3>(options_, in, n); else s.template hsx<2>(options_, in, n);
       break;

@@ -105,6 +105,8 @@ class Broadphase {
   // Counts the pairs without storing them.
   uint64_t count();
 
+  // The number of pairs of the last find() or count().
+  uint64_t pair_count() const;
   // The pairs of the last find(), copied to the host.
   PairList pairs() const;
   NeighborLists neighbor_lists() const;

@@ -1,0 +1,131 @@
+// HSX broad-phase benchmark (issue: foundation; HSX paper section 5 scenes).
+//   bench_hsx [--sizes 1e5,1e6,1e7] [--repeats K] [--precision float|double]
+//             [--brute-max-n N] [--csv FILE]
+// Scenes: exponential radii (mean 1, cut at 20, 20% solid, others q = 0.2 r) at volume
+// fraction 0.1 and 0.3; 1e4 concentric shells. Prints, per scene: median and minimum
+// time per call (after one warm-up; device events on CUDA), pairs found, and the same
+// for the brute-force reference where N <= --brute-max-n.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "nestsim/broadphase.h"
+#include "nestsim/scenes.h"
+
+using namespace nestsim;
+
+namespace {
+
+struct Row {
+  std::string scene, method;
+  std::size_t n;
+  double median_ms, min_ms;
+  uint64_t pairs;
+};
+
+template <class Real>
+SphereSet<Real> convert(const SphereSet<double>& b) {
+  SphereSet<Real> out;
+  out.resize(b.size());
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    out.x[i] = Real(b.x[i]);
+    out.y[i] = Real(b.y[i]);
+    out.z[i] = Real(b.z[i]);
+    out.radius[i] = Real(b.radius[i]);
+    out.thickness[i] = std::min(Real(b.thickness[i]), out.radius[i]);
+  }
+  return out;
+}
+
+template <class Real>
+Row measure(const std::string& name, const scenes::Scene& s, Method method, int repeats) {
+  BroadphaseOptions o;
+  o.method = method;
+  o.domain.dim = s.domain.dim;
+  Broadphase<Real> finder(o);
+  finder.upload(convert<Real>(s.bodies));
+  const Timings t = finder.time(repeats, false);
+  const uint64_t pairs = finder.pair_count();
+  Row r{name, to_string(method), s.bodies.size(), t.median(), t.min(), pairs};
+  std::printf("%-28s %-8s %10zu %12.4f %12.4f %14llu\n", r.scene.c_str(), r.method.c_str(), r.n,
+              r.median_ms, r.min_ms, static_cast<unsigned long long>(r.pairs));
+  std::fflush(stdout);
+  return r;
+}
+
+std::vector<std::size_t> parse_sizes(const std::string& text) {
+  std::vector<std::size_t> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(std::size_t(std::stod(item)));
+  return out;
+}
+
+template <class Real>
+int run(const std::vector<std::size_t>& sizes, int repeats, std::size_t brute_max,
+        const std::string& csv) {
+  std::printf("# nestsim bench_hsx, backend %s, precision %s, repeats %d\n",
+              Broadphase<Real>::backend_name().c_str(), sizeof(Real) == 4 ? "float" : "double",
+              repeats);
+  std::printf("%-28s %-8s %10s %12s %12s %14s\n", "scene", "method", "N", "median_ms", "min_ms",
+              "pairs");
+  std::vector<Row> rows;
+  for (std::size_t n : sizes) {
+    for (double phi : {0.1, 0.3}) {
+      const scenes::Scene s = scenes::exponential(n, phi, 3, 12345 + n);
+      char name[64];
+      std::snprintf(name, sizeof name, "exponential phi=%.1f", phi);
+      rows.push_back(measure<Real>(name, s, Method::hsx, repeats));
+      if (n <= brute_max) rows.push_back(measure<Real>(name, s, Method::brute, repeats));
+    }
+  }
+  const scenes::Scene c = scenes::concentric(10000, 3);
+  rows.push_back(measure<Real>("concentric shells", c, Method::hsx, repeats));
+  if (c.bodies.size() <= brute_max)
+    rows.push_back(measure<Real>("concentric shells", c, Method::brute, repeats));
+  if (!csv.empty()) {
+    std::ofstream out(csv);
+    out << "# backend=" << Broadphase<Real>::backend_name()
+        << " precision=" << (sizeof(Real) == 4 ? "float" : "double") << "\n";
+    out << "scene,method,n,median_ms,min_ms,pairs\n";
+    for (const Row& r : rows)
+      out << r.scene << "," << r.method << "," << r.n << "," << r.median_ms << "," << r.min_ms
+          << "," << r.pairs << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::size_t> sizes = {100000, 1000000, 10000000};
+  int repeats = 10;
+  std::size_t brute_max = 100000;
+  std::string precision = "float", csv;
+  for (int k = 1; k < argc; ++k) {
+    const std::string a = argv[k];
+    auto value = [&]() -> std::string {
+      if (k + 1 >= argc) {
+        std::fprintf(stderr, "bench_hsx: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++k];
+    };
+    if (a == "--sizes") sizes = parse_sizes(value());
+    else if (a == "--repeats") repeats = std::atoi(value().c_str());
+    else if (a == "--brute-max-n") brute_max = std::size_t(std::stod(value()));
+    else if (a == "--precision") precision = value();
+    else if (a == "--csv") csv = value();
+    else {
+      std::fprintf(stderr,
+                   "usage: bench_hsx [--sizes 1e5,1e6,1e7] [--repeats K] [--precision float|double]"
+                   " [--brute-max-n N] [--csv FILE]\n");
+      return a == "--help" ? 0 : 2;
+    }
+  }
+  return precision == "double" ? run<double>(sizes, repeats, brute_max, csv)
+                               : run<float>(sizes, repeats, brute_max, csv);
+}
