@@ -16,6 +16,7 @@ struct Kind {
   double radius = 0;         // length units
   double thickness = 0;      // length units; == radius for species
   double diffusion = 0;      // length^2 / time units
+  bool membrane = false;     // a species that lives in a membrane (Body::membrane >= 0)
 };
 
 // One body of the initial state. Its id is its index in Setup::bodies.
