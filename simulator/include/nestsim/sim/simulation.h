@@ -1,0 +1,106 @@
+// The time-stepping engine: Brownian dynamics of nested compartments and proteins, all
+// state on the device (CUDA or Thrust/OpenMP). Plain C++ header; the device code stays
+// behind the class (simulator/src/).
+//
+//   nestsim::sim::Simulation sim(setup);          // validates, uploads, builds the lists
+//   while (sim.step() < setup.steps) {
+//     sim.run(std::min(setup.output_every, setup.steps - sim.step()));
+//     writer.write(sim.frame());                  // the host only sees frames
+//   }
+//
+// The model, per step of length dt (details and reasons in simulator/src/dynamics.cuh):
+//  - Precision: double everywhere on the device, so a Frame (double) holds the full state
+//    and restore() continues bitwise.
+//  - Euler-Maruyama: a body's own move is dx = (D / kT) F dt + sqrt(2 D dt) xi, xi from
+//    Philox4x32-10 keyed by (seed, step, body id, purpose) with Box-Muller normals.
+//  - F: harmonic excluded volume, k h for an overlap h, gathered per body over its HSX
+//    neighbour list in ascending neighbour order (no atomics: bitwise reproducible).
+//    Solid-solid: h = r_i + r_j - d. A body and a compartment that contains it (is in its
+//    parent chain): h = d + r_i - (r_C - q_C), pushing it back into the lumen. A body and
+//    a compartment it is outside of: h = r_i + r_C - d. A membrane-bound body and its own
+//    membrane: no force. Pairs are filtered by exact distance, so list entries that the
+//    skin adds contribute exactly nothing.
+//  - Impermeability, exactly, by rejection. The side of a membrane is defined at its
+//    mid-surface m_C = r_C - q_C / 2. A proposed own move of body i (parent P) is
+//    rejected when, relative to P, it would leave the ball |x - x_P| + s_i < m_P, or
+//    when its ball of radius s_i would reach into the ball of a sibling (same parent)
+//    compartment j, |x_i - x_j| >= s_i + s_j, tested against both the old and the
+//    proposed position of j; s = m for a compartment, 0 for a protein. Whatever moves
+//    its neighbours' tests accept or reject, every invariant then holds, and a body's
+//    centre is on the inner side of exactly the compartments in its parent chain.
+//  - Carrying: a body's displacement is its own accepted move plus those of every
+//    compartment in its parent chain (contents move with their compartment).
+//  - Membrane-bound bodies (membrane = C): tangential diffusion, then projected onto the
+//    sphere of radius m_C around C's moved centre; their parent is C's parent.
+//  - Box: periodic (wrapped into [0, box), minimum image) or reflective (top-level
+//    bodies reflected at the walls so that a compartment's mid-surface ball, and hence
+//    its contents, stays in the box).
+//  - Neighbour lists: the HSX pair finder with a Verlet skin, rebuilt when a bound on
+//    the distance of any body from its position at the last build could exceed half
+//    the skin. The trajectory does not depend on when the lists are rebuilt.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "nestsim/sim/setup.h"
+
+namespace nestsim::sim {
+
+struct SimulationOptions {
+  // Verlet skin of the neighbour lists (length units); 0 picks 16 sqrt(2 D_max dt).
+  double skin = 0;
+};
+
+// Wall-clock seconds spent per phase since construction (or reset_times()).
+struct PhaseTimes {
+  double integrate = 0;   // noise, moves, impermeability tests, carrying, wrapping
+  double broadphase = 0;  // HSX pairs and neighbour lists
+  double forces = 0;      // excluded-volume forces
+  double output = 0;      // frames copied to the host
+  uint64_t steps = 0;
+  uint64_t rebuilds = 0;  // neighbour-list builds
+};
+
+class Simulation {
+ public:
+  // Validates the setup (throws std::invalid_argument saying what is wrong), puts the
+  // bodies into slots 0..n-1 of `capacity` slots and builds the neighbour lists.
+  // Membrane-bound bodies are projected onto their membrane's mid-surface.
+  explicit Simulation(const Setup& setup, const SimulationOptions& options = {});
+  ~Simulation();
+  Simulation(Simulation&&) noexcept;
+  Simulation& operator=(Simulation&&) noexcept;
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  // Advances `steps` steps; all work stays on the device.
+  void run(uint64_t steps);
+
+  uint64_t step() const;
+  double time() const;  // step() * dt
+
+  // The state now, copied to the host (parent and membrane hold body ids).
+  Frame frame() const;
+  // Continues from a frame of this model (same kinds): the run goes on bitwise as if it
+  // had never stopped. Throws std::invalid_argument on an inconsistent frame.
+  void restore(const Frame& frame);
+
+  PhaseTimes times() const;
+  void reset_times();
+
+  // Moves rejected by the impermeability tests since construction (or restore()).
+  uint64_t rejected_moves() const;
+  double skin() const;  // the skin of the current neighbour lists
+  uint64_t capacity() const;
+
+  // "CPU (Thrust/OpenMP, N threads)" or "CUDA (device name)".
+  static std::string backend_name();
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace nestsim::sim

@@ -1,0 +1,482 @@
+// The engine's host side: validation, slot arrays on the device, the step loop, frames
+// and restore. The per-body physics is in dynamics.cuh.
+#include <thrust/copy.h>
+#include <thrust/device_vector.h>
+#include <thrust/execution_policy.h>
+#include <thrust/fill.h>
+#include <thrust/for_each.h>
+#include <thrust/host_vector.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/reduce.h>
+#include <thrust/transform_reduce.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dynamics.cuh"
+#include "nestsim/broadphase.h"
+#include "nestsim/device/check.cuh"
+#include "nestsim/device/pair_finder.cuh"
+#include "nestsim/sim/simulation.h"
+
+namespace nestsim::sim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <class T>
+T* raw(thrust::device_vector<T>& v) {
+  return thrust::raw_pointer_cast(v.data());
+}
+
+template <class F>
+void for_each_slot(uint32_t n, F f) {
+  if (n == 0) return;
+  thrust::for_each_n(thrust::device, thrust::counting_iterator<uint32_t>(0), n, f);
+}
+
+void device_sync() {
+#if defined(NESTSIM_BACKEND_CUDA)
+  NESTSIM_CUDA_CHECK(cudaDeviceSynchronize());
+#endif
+}
+
+// Times a phase into `into` (device work finished before the clock stops).
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(double& into) : into_(into), start_(Clock::now()) {}
+  ~PhaseTimer() {
+    device_sync();
+    into_ += std::chrono::duration<double>(Clock::now() - start_).count();
+  }
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+ private:
+  double& into_;
+  Clock::time_point start_;
+};
+
+[[noreturn]] void invalid(const std::string& what) {
+  throw std::invalid_argument("nestsim simulation: " + what);
+}
+
+// Host copies of the slot arrays (the same fields as a Frame, in slot indices).
+struct HostSlots {
+  std::vector<double> x[3], radius, thickness, diffusion;
+  std::vector<int64_t> id;
+  std::vector<int32_t> kind, parent, membrane;
+  std::vector<uint8_t> compartment;
+
+  void resize(std::size_t n) {
+    for (auto& c : x) c.assign(n, 0.0);
+    radius.assign(n, 0.0);
+    thickness.assign(n, 0.0);
+    diffusion.assign(n, 0.0);
+    id.assign(n, -1);
+    kind.assign(n, -1);
+    parent.assign(n, -1);
+    membrane.assign(n, -1);
+    compartment.assign(n, 0);
+  }
+};
+
+}  // namespace
+
+struct Simulation::Impl {
+  Setup setup;  // kinds, box, constants (bodies are not kept)
+  SimulationOptions options;
+  uint64_t step = 0;
+  uint64_t next_id = 0;
+  uint64_t capacity = 0;
+  uint32_t used = 0;  // high-water mark of filled slots
+  double skin = 0;
+  mutable PhaseTimes times;
+
+  thrust::device_vector<double> x[3], x_next[3], x_built[3], force[3], move[3], accepted[3];
+  thrust::device_vector<double> radius, thickness, diffusion;
+  thrust::device_vector<int64_t> id;
+  thrust::device_vector<int32_t> kind, parent, membrane;
+  thrust::device_vector<uint8_t> compartment;
+  thrust::device_vector<uint32_t> rejections;
+  thrust::device_vector<uint64_t> nbr_offsets;
+  thrust::device_vector<uint32_t> nbrs;
+  std::unique_ptr<device::PairFinder<double>> finder;
+
+  detail::SlotView view() {
+    detail::SlotView v;
+    v.dim = setup.dim;
+    v.n = used;
+    const bool periodic = setup.boundary == Boundary::periodic;
+    v.space.dim = setup.dim;
+    for (int k = 0; k < 3; ++k) {
+      const bool wrap = periodic && k < setup.dim;
+      v.space.edge[k] = wrap ? setup.box[k] : 0.0;
+      v.space.inv_edge[k] = wrap ? 1.0 / setup.box[k] : 0.0;
+      v.box[k] = setup.box[k];
+      v.x[k] = raw(x[k]);
+      v.x_next[k] = raw(x_next[k]);
+      v.x_built[k] = raw(x_built[k]);
+      v.force[k] = raw(force[k]);
+      v.move[k] = raw(move[k]);
+      v.accepted[k] = raw(accepted[k]);
+    }
+    v.reflective = setup.boundary == Boundary::reflective;
+    v.dt = setup.dt;
+    v.kT = setup.kT;
+    v.repulsion = setup.repulsion;
+    v.seed = setup.seed;
+    v.step = step;
+    v.radius = raw(radius);
+    v.thickness = raw(thickness);
+    v.diffusion = raw(diffusion);
+    v.id = raw(id);
+    v.parent = raw(parent);
+    v.membrane = raw(membrane);
+    v.compartment = raw(compartment);
+    v.rejections = raw(rejections);
+    v.nbr_offsets = raw(nbr_offsets);
+    v.nbrs = raw(nbrs);
+    return v;
+  }
+
+  void validate_setup() const {
+    const Setup& s = setup;
+    if (s.dim != 2 && s.dim != 3) invalid("dim must be 2 or 3, not " + std::to_string(s.dim));
+    if (!(s.dt > 0)) invalid("dt must be > 0");
+    if (!(s.kT > 0)) invalid("kT must be > 0");
+    if (!(s.repulsion >= 0)) invalid("repulsion must be >= 0");
+    for (int k = 0; k < s.dim; ++k)
+      if (!(s.box[k] > 0 && std::isfinite(s.box[k])))
+        invalid("box edge " + std::to_string(k) + " must be > 0");
+    for (std::size_t k = 0; k < s.kinds.size(); ++k) {
+      const Kind& kind = s.kinds[k];
+      if (!(kind.radius > 0)) invalid("kind '" + kind.name + "': radius must be > 0");
+      if (!(kind.thickness >= 0 && kind.thickness <= kind.radius))
+        invalid("kind '" + kind.name + "': thickness must be in [0, radius]");
+      if (!(kind.diffusion >= 0)) invalid("kind '" + kind.name + "': diffusion must be >= 0");
+    }
+    if (!(options.skin >= 0)) invalid("skin must be >= 0");
+  }
+
+  // Validates slots (kinds, parents, membranes, acyclic chains), sets the derived fields
+  // and projects bound bodies onto their membrane's mid-surface.
+  void prepare(HostSlots& h) const {
+    const std::size_t n = h.id.size();
+    const int dim = setup.dim;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (h.id[i] < 0) continue;
+      const std::string who = "body " + std::to_string(h.id[i]);
+      if (h.kind[i] < 0 || std::size_t(h.kind[i]) >= setup.kinds.size())
+        invalid(who + ": kind out of range");
+      const Kind& kind = setup.kinds[std::size_t(h.kind[i])];
+      h.compartment[i] = kind.compartment ? 1 : 0;
+      h.diffusion[i] = kind.diffusion;
+      if (!(h.radius[i] > 0 && h.thickness[i] >= 0 && h.thickness[i] <= h.radius[i]))
+        invalid(who + ": needs radius > 0 and thickness in [0, radius]");
+      for (int k = 0; k < dim; ++k)
+        if (!std::isfinite(h.x[k][i])) invalid(who + ": position not finite");
+      for (const int32_t link : {h.parent[i], h.membrane[i]}) {
+        if (link < 0) continue;
+        if (std::size_t(link) >= n || h.id[std::size_t(link)] < 0 || !h.compartment[std::size_t(link)])
+          invalid(who + ": parent/membrane is not a compartment of the model");
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i) {  // acyclic parent chains
+      if (h.id[i] < 0) continue;
+      int32_t p = h.parent[i];
+      for (std::size_t depth = 0; p >= 0; ++depth, p = h.parent[std::size_t(p)])
+        if (depth > n || std::size_t(p) == i)
+          invalid("body " + std::to_string(h.id[i]) + ": its parent chain is a cycle");
+    }
+    const bool periodic = setup.boundary == Boundary::periodic;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (h.id[i] < 0) continue;
+      const int32_t c = h.membrane[i];
+      if (c >= 0) {
+        if (h.compartment[i])
+          invalid("body " + std::to_string(h.id[i]) + ": only species can be membrane-bound");
+        h.parent[i] = h.parent[std::size_t(c)];
+        double rel[3] = {0, 0, 0}, r2 = 0;
+        for (int k = 0; k < dim; ++k) {
+          rel[k] = h.x[k][i] - h.x[k][std::size_t(c)];
+          if (periodic) rel[k] -= setup.box[k] * std::floor(rel[k] / setup.box[k] + 0.5);
+          r2 += rel[k] * rel[k];
+        }
+        if (!(r2 > 0))
+          invalid("body " + std::to_string(h.id[i]) + ": at its membrane's centre, no direction");
+        const double scale = (h.radius[std::size_t(c)] - 0.5 * h.thickness[std::size_t(c)]) / std::sqrt(r2);
+        for (int k = 0; k < dim; ++k) h.x[k][i] = h.x[k][std::size_t(c)] + rel[k] * scale;
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (h.id[i] < 0) continue;
+      for (int k = 0; k < dim; ++k) {
+        double& p = h.x[k][i];
+        const double edge = setup.box[k];
+        if (periodic) {
+          p -= edge * std::floor(p / edge);
+          if (p >= edge) p -= edge;
+          if (p < 0) p = 0;
+        } else if (h.parent[i] < 0 && h.membrane[i] < 0) {
+          const double s = h.compartment[i] ? h.radius[i] - 0.5 * h.thickness[i] : 0.0;
+          if (!(p >= s && p <= edge - s))
+            invalid("body " + std::to_string(h.id[i]) +
+                    " (top level) is outside the reflective box" +
+                    (s > 0 ? " (with its membrane's mid-surface)" : ""));
+        }
+      }
+    }
+  }
+
+  void upload(const HostSlots& h) {
+    const std::size_t n = h.id.size();
+    capacity = n;
+    used = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (h.id[i] >= 0) used = uint32_t(i + 1);
+    for (int k = 0; k < 3; ++k) {
+      x[k].assign(h.x[k].begin(), h.x[k].end());
+      x_next[k] = x[k];
+      x_built[k] = x[k];
+      for (auto* v : {&force[k], &move[k], &accepted[k]}) v->assign(n, 0.0);
+    }
+    radius.assign(h.radius.begin(), h.radius.end());
+    thickness.assign(h.thickness.begin(), h.thickness.end());
+    diffusion.assign(h.diffusion.begin(), h.diffusion.end());
+    id.assign(h.id.begin(), h.id.end());
+    kind.assign(h.kind.begin(), h.kind.end());
+    parent.assign(h.parent.begin(), h.parent.end());
+    membrane.assign(h.membrane.begin(), h.membrane.end());
+    compartment.assign(h.compartment.begin(), h.compartment.end());
+    rejections.assign(n, 0u);
+  }
+
+  // Neighbour lists at the current positions, with at least `wanted_skin`.
+  void rebuild(double wanted_skin) {
+    PhaseTimer timer(times.broadphase);
+    if (!finder || wanted_skin > skin) {
+      skin = std::max(skin, wanted_skin);
+      BroadphaseOptions o;
+      o.overlap = Overlap::hollow;
+      o.method = Method::hsx;
+      o.domain.dim = setup.dim;
+      o.domain.periodic = setup.boundary == Boundary::periodic;
+      if (o.domain.periodic)
+        for (int k = 0; k < setup.dim; ++k) o.domain.size[k] = setup.box[k];
+      o.skin = skin;
+      finder = std::make_unique<device::PairFinder<double>>(o);
+    }
+    device::SphereView<double> bodies;
+    for (int k = 0; k < 3; ++k) bodies.pos[k] = raw(x[k]);
+    bodies.radius = raw(radius);
+    bodies.thickness = raw(thickness);
+    bodies.n = used;
+    finder->find(bodies);
+    finder->neighbor_lists(used, nbr_offsets, nbrs);
+    if (nbr_offsets.empty()) nbr_offsets.assign(std::size_t(used) + 1, 0);
+    if (nbrs.empty()) nbrs.resize(1);  // a valid pointer for an empty list
+    for (int k = 0; k < 3; ++k) x_built[k] = x[k];
+    ++times.rebuilds;
+  }
+
+  // The initial state must satisfy the invariants that the steps keep (dynamics.cuh).
+  void check_invariants() {
+    for (int k = 0; k < 3; ++k) thrust::fill(move[k].begin(), move[k].end(), 0.0);
+    thrust::fill(rejections.begin(), rejections.end(), 0u);
+    for_each_slot(used, detail::Accept{view()});
+    thrust::host_vector<uint32_t> r(rejections.begin(), rejections.begin() + used);
+    thrust::fill(rejections.begin(), rejections.end(), 0u);
+    for (uint32_t i = 0; i < used; ++i)
+      if (r[i])
+        invalid("body " + std::to_string(int64_t(id[i])) +
+                " overlaps its parent's membrane mid-surface or a sibling compartment's "
+                "(each body's centre, and a compartment's mid-surface ball, must lie inside "
+                "its parent's mid-surface and outside its siblings')");
+  }
+
+  void one_step() {
+    detail::SlotView v = view();
+    {
+      PhaseTimer timer(times.forces);
+      for_each_slot(used, detail::Forces{v});
+    }
+    bool need_rebuild = false;
+    double step_bound = 0;
+    {
+      PhaseTimer timer(times.integrate);
+      for_each_slot(used, detail::Propose{v});
+      const detail::StepBound b = thrust::transform_reduce(
+          thrust::device, thrust::counting_iterator<uint32_t>(0),
+          thrust::counting_iterator<uint32_t>(used), detail::BoundOfBody{v}, detail::StepBound{},
+          detail::MaxStepBound{});
+      need_rebuild = !(b.from_built <= 0.5 * skin);
+      step_bound = b.step;
+    }
+    if (need_rebuild) {
+      // Lists at the old positions that stay valid whatever this step accepts.
+      rebuild(std::max(skin, 2.0 * step_bound * (1.0 + 1e-9) + 1e-300));
+      v = view();
+    }
+    {
+      PhaseTimer timer(times.integrate);
+      for_each_slot(used, detail::Accept{v});
+      for_each_slot(used, detail::Apply{v});
+      for_each_slot(used, detail::ApplyBound{v});
+      for (int k = 0; k < 3; ++k) x[k].swap(x_next[k]);
+    }
+    ++step;
+    ++times.steps;
+  }
+
+  double default_skin() const {
+    double dmax = 0;
+    for (const Kind& k : setup.kinds) dmax = std::max(dmax, k.diffusion);
+    return 16.0 * std::sqrt(2.0 * dmax * setup.dt);
+  }
+
+  void start(const HostSlots& h) {
+    upload(h);
+    finder.reset();
+    skin = 0;
+    rebuild(options.skin > 0 ? options.skin : default_skin());
+    check_invariants();
+  }
+};
+
+Simulation::Simulation(const Setup& setup, const SimulationOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.setup = setup;
+  m.setup.bodies.clear();
+  m.setup.bodies.shrink_to_fit();
+  m.options = options;
+  m.validate_setup();
+  const std::size_t n = setup.bodies.size();
+  const std::size_t capacity = std::max<std::size_t>(setup.capacity, n);
+  if (capacity >= (std::size_t(1) << 31)) invalid("capacity must be < 2^31 slots");
+  HostSlots h;
+  h.resize(capacity);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Body& b = setup.bodies[i];
+    if (b.kind >= setup.kinds.size()) invalid("body " + std::to_string(i) + ": kind out of range");
+    const Kind& kind = setup.kinds[b.kind];
+    for (int k = 0; k < 3; ++k) h.x[k][i] = k < setup.dim ? b.position[k] : 0.0;
+    h.id[i] = int64_t(i);
+    h.kind[i] = int32_t(b.kind);
+    h.radius[i] = kind.radius;
+    h.thickness[i] = kind.compartment ? kind.thickness : kind.radius;
+    for (const int64_t link : {b.parent, b.membrane})
+      if (link < -1 || link >= int64_t(n))
+        invalid("body " + std::to_string(i) + ": parent/membrane id out of range");
+    h.parent[i] = int32_t(b.parent);
+    h.membrane[i] = int32_t(b.membrane);
+  }
+  m.prepare(h);
+  m.next_id = n;
+  m.start(h);
+}
+
+Simulation::~Simulation() = default;
+Simulation::Simulation(Simulation&&) noexcept = default;
+Simulation& Simulation::operator=(Simulation&&) noexcept = default;
+
+void Simulation::run(uint64_t steps) {
+  for (uint64_t s = 0; s < steps; ++s) impl_->one_step();
+}
+
+uint64_t Simulation::step() const { return impl_->step; }
+double Simulation::time() const { return double(impl_->step) * impl_->setup.dt; }
+
+Frame Simulation::frame() const {
+  Impl& m = *impl_;
+  PhaseTimer timer(m.times.output);
+  const std::size_t n = m.capacity;
+  Frame f;
+  f.step = m.step;
+  f.time = time();
+  f.next_id = m.next_id;
+  thrust::host_vector<double> x[3];
+  for (int k = 0; k < 3; ++k) x[k] = m.x[k];
+  f.position.resize(n);
+  for (std::size_t i = 0; i < n; ++i) f.position[i] = {x[0][i], x[1][i], x[2][i]};
+  thrust::host_vector<int64_t> id = m.id;
+  thrust::host_vector<int32_t> kind = m.kind, parent = m.parent, membrane = m.membrane;
+  thrust::host_vector<double> radius = m.radius, thickness = m.thickness;
+  f.id.assign(id.begin(), id.end());
+  f.kind.assign(kind.begin(), kind.end());
+  f.radius.assign(radius.begin(), radius.end());
+  f.thickness.assign(thickness.begin(), thickness.end());
+  f.parent.resize(n);
+  f.membrane.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    f.parent[i] = parent[i] >= 0 ? id[std::size_t(parent[i])] : -1;
+    f.membrane[i] = membrane[i] >= 0 ? id[std::size_t(membrane[i])] : -1;
+  }
+  return f;
+}
+
+void Simulation::restore(const Frame& f) {
+  Impl& m = *impl_;
+  const std::size_t n = f.position.size();
+  if (f.id.size() != n || f.kind.size() != n || f.radius.size() != n ||
+      f.thickness.size() != n || f.parent.size() != n || f.membrane.size() != n)
+    invalid("restore: the frame's arrays differ in length");
+  if (n >= (std::size_t(1) << 31)) invalid("restore: capacity must be < 2^31 slots");
+  std::unordered_map<int64_t, int32_t> slot_of;
+  slot_of.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (f.id[i] < 0) continue;
+    if (uint64_t(f.id[i]) >= f.next_id) invalid("restore: an id is not below next_id");
+    if (!slot_of.emplace(f.id[i], int32_t(i)).second)
+      invalid("restore: id " + std::to_string(f.id[i]) + " appears twice");
+  }
+  const auto slot = [&](int64_t body) -> int32_t {
+    if (body < 0) return -1;
+    const auto it = slot_of.find(body);
+    if (it == slot_of.end()) invalid("restore: a parent/membrane id names no body");
+    return it->second;
+  };
+  HostSlots h;
+  h.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (f.id[i] < 0) continue;
+    for (int k = 0; k < 3; ++k) h.x[k][i] = k < m.setup.dim ? f.position[i][std::size_t(k)] : 0.0;
+    h.id[i] = f.id[i];
+    h.kind[i] = f.kind[i];
+    h.radius[i] = f.radius[i];
+    h.thickness[i] = f.thickness[i];
+    h.parent[i] = slot(f.parent[i]);
+    h.membrane[i] = slot(f.membrane[i]);
+  }
+  // Bound bodies are already on their sphere in a frame of this engine; prepare()
+  // re-projects them, which would change the last bits: keep their positions.
+  HostSlots kept = h;
+  m.prepare(h);
+  for (std::size_t i = 0; i < n; ++i)
+    if (h.membrane[i] >= 0)
+      for (int k = 0; k < 3; ++k) h.x[k][i] = kept.x[k][i];
+  m.step = f.step;
+  m.next_id = f.next_id;
+  m.start(h);
+}
+
+PhaseTimes Simulation::times() const { return impl_->times; }
+void Simulation::reset_times() { impl_->times = PhaseTimes{}; }
+
+uint64_t Simulation::rejected_moves() const {
+  const auto& r = impl_->rejections;
+  return thrust::reduce(thrust::device, r.begin(), r.end(), uint64_t(0));
+}
+
+double Simulation::skin() const { return impl_->skin; }
+uint64_t Simulation::capacity() const { return impl_->capacity; }
+
+std::string Simulation::backend_name() { return Broadphase<double>::backend_name(); }
+
+}  // namespace nestsim::sim
