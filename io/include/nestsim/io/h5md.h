@@ -1,0 +1,94 @@
+// Trajectories: H5MD 1.1 files (https://www.nongnu.org/h5md/h5md.html) written frame by
+// frame, and read back to resume a run. Layout (tools and tests rely on these names):
+//
+//   /h5md                         attr version = [1, 1]
+//     author/                     attr name
+//     creator/                    attr name = "nestsim", version
+//   /particles/bodies/
+//     box/                        attrs dimension = 3, boundary = 3 x periodic|none
+//       edges/{step,time,value[frame][3]}
+//     position/{step,time,value[frame][slot][3]}   float64, attr unit (length)
+//     id/value[frame][slot]          int64, -1 marks an empty slot
+//     species/value[frame][slot]     int32, index into /parameters/species_names
+//     radius/value, thickness/value [frame][slot] float64
+//     parent/value, membrane/value  [frame][slot] int64 body ids, -1 none
+//   /observables/
+//     body_count/value[frame]                 bodies present
+//     kind_count/value[frame][kind]
+//     container_count/value[frame][kind][kind+1]   by the kind of the body's parent;
+//                                                   the last column: no parent
+//     membrane_count/value[frame][kind][kind+1]    by the kind of the membrane holding
+//                                                   it; the last column: none
+//     next_id/value[frame]                    the id the next new body gets
+//   /parameters/
+//     species_names[kind], kinds/{compartment,membrane,radius,thickness,diffusion}[kind]
+//     model (the model file's text), model_path, seed, version, length_unit, time_unit
+//
+// Every step and time dataset is one pair (hard links to position/step and
+// position/time, as H5MD allows). Frames are appended and the file flushed after each:
+// a run killed between frames leaves a file readable up to its last frame. A run
+// killed while a frame is being written can leave the datasets one frame apart; the
+// reader takes the shortest, and position/value is extended last so that readers
+// keyed on it (MDAnalysis) see only complete frames.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "nestsim/sim/setup.h"
+
+namespace nestsim::io {
+
+// Throws std::runtime_error ("PATH exists: ... --force") when `path` exists and
+// `force` is false; call before anything is computed or written.
+void check_output_path(const std::string& path, bool force);
+
+class H5mdWriter {
+ public:
+  // Creates (or, with the caller's consent, replaces) the trajectory `path` for
+  // `setup`: metadata, parameters and empty time series with setup.capacity slots.
+  H5mdWriter(const std::string& path, const sim::Setup& setup,
+             const std::string& program_version);
+
+  // Opens an existing nestsim trajectory to append frames after its last complete
+  // one (a partly written last frame is dropped). Throws InputError if the file is
+  // not a nestsim trajectory.
+  static H5mdWriter append(const std::string& path);
+
+  H5mdWriter(H5mdWriter&&) noexcept;
+  H5mdWriter& operator=(H5mdWriter&&) noexcept;
+  ~H5mdWriter();
+
+  // Appends one frame and flushes the file. The frame's vectors all have one entry per
+  // slot (fewer than the capacity: the rest are written empty; more: the slot
+  // dimension grows, earlier frames read as empty there). Steps must increase.
+  void write(const sim::Frame& frame);
+
+  uint64_t frames() const;  // frames in the file
+  uint64_t slots() const;   // current slot capacity
+  void close();             // flushes and closes; later writes throw
+
+ private:
+  struct Impl;
+  H5mdWriter() = default;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The end of a trajectory: what `--resume` continues from.
+struct Checkpoint {
+  sim::Frame frame;          // the last complete frame, exactly as written
+  uint64_t frames = 0;       // complete frames in the file
+  std::string model_text;    // /parameters/model
+  std::string model_path;    // /parameters/model_path
+  uint64_t seed = 0;         // /parameters/seed
+  std::string version;       // /parameters/version: the program that wrote it
+};
+
+// Reads the last complete frame. Throws InputError (line 0) when the file cannot be
+// opened, is not HDF5, is not a nestsim trajectory, or holds no frame.
+Checkpoint read_last_frame(const std::string& path);
+
+// Reads frame `index` (0-based) of the complete frames.
+sim::Frame read_frame(const std::string& path, uint64_t index);
+
+}  // namespace nestsim::io

@@ -1,0 +1,30 @@
+// Placement: a validated Model -> the engine's initial state (sim::Setup), resolving
+// `place:` deterministically from the model's seed. Rules in models/README.md.
+#pragma once
+#include <cstdint>
+
+#include "nestsim/io/model.h"
+#include "nestsim/sim/setup.h"
+
+namespace nestsim::io {
+
+// Random positions tried for one body before a placement is declared impossible.
+inline constexpr int placement_attempts = 10000;
+
+// The slot capacity given to a trajectory of `bodies` bodies when the model does not
+// set simulation.capacity: room for reactions to double the body count.
+inline uint64_t default_capacity(uint64_t bodies) {
+  return bodies * 2 > bodies + 64 ? bodies * 2 : bodies + 64;
+}
+
+// Builds the initial state. Same model and seed -> the same bodies, bit for bit.
+// Throws ModelError (located at the `place:` entry) when bodies cannot be placed:
+// an `at:` body crossing a membrane, overlapping another or outside the box, or a
+// region too crowded to take `count` more bodies.
+sim::Setup make_setup(const Model& model);
+
+// Kinds, box, units and run parameters only (no bodies): what a resumed run rebuilds
+// before it loads the bodies from the trajectory's last frame.
+sim::Setup make_setup_without_bodies(const Model& model);
+
+}  // namespace nestsim::io

@@ -1,0 +1,514 @@
+// H5MD 1.1 trajectories (layout in nestsim/io/h5md.h).
+#include "nestsim/io/h5md.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <unordered_map>
+
+#include "hdf5_handle.h"
+#include "nestsim/io/scene_csv.h"  // InputError
+
+namespace nestsim::io {
+
+using hdf5::check;
+using hdf5::Handle;
+
+namespace {
+
+constexpr const char* bodies = "/particles/bodies";
+constexpr const char* step_path = "/particles/bodies/position/step";
+constexpr const char* time_path = "/particles/bodies/position/time";
+constexpr hsize_t slots_per_chunk = 1 << 15;  // chunks of at most ~1 MiB
+
+// One appendable time series: a `value` dataset [frame][inner...].
+struct Series {
+  std::string path;  // of the value dataset
+  hid_t memory_type = -1;
+  bool per_slot = false;  // inner[0] is the slot dimension
+  Handle value;
+  std::vector<hsize_t> inner;
+};
+
+// Indices into series_specs(), in the order a frame is written.
+namespace ts {
+enum : std::size_t {
+  edges, body_count, kind_count, container_count, membrane_count, next_id,
+  id, species, radius, thickness, parent, membrane, position,  // position last: see header
+  count
+};
+}  // namespace ts
+
+struct SeriesSpec {
+  const char* path;
+  hid_t file_type, memory_type;
+  bool per_slot;
+  int64_t fill;
+};
+
+// Filled in at run time: the H5T_* globals are not constants.
+std::vector<SeriesSpec> series_specs() {
+  return {
+      {"/particles/bodies/box/edges/value", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, false, 0},
+      {"/observables/body_count/value", H5T_STD_I64LE, H5T_NATIVE_INT64, false, 0},
+      {"/observables/kind_count/value", H5T_STD_I64LE, H5T_NATIVE_INT64, false, 0},
+      {"/observables/container_count/value", H5T_STD_I64LE, H5T_NATIVE_INT64, false, 0},
+      {"/observables/membrane_count/value", H5T_STD_I64LE, H5T_NATIVE_INT64, false, 0},
+      {"/observables/next_id/value", H5T_STD_I64LE, H5T_NATIVE_INT64, false, 0},
+      {"/particles/bodies/id/value", H5T_STD_I64LE, H5T_NATIVE_INT64, true, -1},
+      {"/particles/bodies/species/value", H5T_STD_I32LE, H5T_NATIVE_INT32, true, -1},
+      {"/particles/bodies/radius/value", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, true, 0},
+      {"/particles/bodies/thickness/value", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, true, 0},
+      {"/particles/bodies/parent/value", H5T_STD_I64LE, H5T_NATIVE_INT64, true, -1},
+      {"/particles/bodies/membrane/value", H5T_STD_I64LE, H5T_NATIVE_INT64, true, -1},
+      {"/particles/bodies/position/value", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, true, 0},
+  };
+}
+
+std::string parent_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
+
+// Grows a dataset's frame dimension by one and writes `data` there.
+void append_row(hid_t dataset, hid_t memory_type, hsize_t frame,
+                const std::vector<hsize_t>& inner, const void* data) {
+  std::vector<hsize_t> extent{frame + 1}, start{frame}, count{1};
+  for (hsize_t n : inner) {
+    extent.push_back(n);
+    start.push_back(0);
+    count.push_back(n);
+  }
+  check(H5Dset_extent(dataset, extent.data()), "cannot extend a time series");
+  const Handle file_space(H5Dget_space(dataset), H5Sclose, "dataspace");
+  check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                            count.data(), nullptr),
+        "hyperslab");
+  const Handle memory_space(H5Screate_simple(int(count.size()), count.data(), nullptr),
+                            H5Sclose, "dataspace");
+  check(H5Dwrite(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, data),
+        "cannot write a frame");
+}
+
+void read_row(hid_t dataset, hid_t memory_type, hsize_t frame, void* data) {
+  std::vector<hsize_t> d = hdf5::dims(dataset);
+  std::vector<hsize_t> start(d.size(), 0), count = d;
+  start[0] = frame;
+  count[0] = 1;
+  const Handle file_space(H5Dget_space(dataset), H5Sclose, "dataspace");
+  check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                            count.data(), nullptr),
+        "hyperslab");
+  const Handle memory_space(H5Screate_simple(int(count.size()), count.data(), nullptr),
+                            H5Sclose, "dataspace");
+  check(H5Dread(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, data),
+        "cannot read a frame");
+}
+
+[[noreturn]] void not_nestsim(const std::string& path, const std::string& why) {
+  throw InputError(path, 0, "not a nestsim trajectory: " + why);
+}
+
+// Opens `path` for reading or appending after checking it is a nestsim trajectory.
+Handle open_trajectory(const std::string& path, bool write) {
+  hdf5::quiet();
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) throw InputError(path, 0, "cannot open: no such file");
+  if (H5Fis_hdf5(path.c_str()) <= 0) not_nestsim(path, "not an HDF5 file");
+  Handle file(H5Fopen(path.c_str(), write ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT),
+              H5Fclose, "cannot open " + path);
+  if (!hdf5::exists(file.get(), "/h5md/creator") ||
+      H5Aexists_by_name(file.get(), "/h5md/creator", "name", H5P_DEFAULT) <= 0)
+    not_nestsim(path, "no /h5md/creator");
+  const Handle creator = hdf5::open_group(file.get(), "/h5md/creator");
+  const std::string name = hdf5::read_string_attribute(creator.get(), "name");
+  if (name != "nestsim") not_nestsim(path, "written by '" + name + "'");
+  for (const auto& s : series_specs())
+    if (!hdf5::exists(file.get(), s.path)) not_nestsim(path, std::string("no ") + s.path);
+  for (const char* p :
+       {step_path, time_path, "/parameters/model", "/parameters/seed", "/parameters/box"})
+    if (!hdf5::exists(file.get(), p)) not_nestsim(path, std::string("no ") + p);
+  return file;
+}
+
+}  // namespace
+
+void check_output_path(const std::string& path, bool force) {
+  struct stat st;
+  if (!force && ::stat(path.c_str(), &st) == 0)
+    throw std::runtime_error(path + " exists: refusing to overwrite it (use --force, or "
+                                    "--resume to continue it)");
+}
+
+struct H5mdWriter::Impl {
+  std::string path;
+  Handle file;
+  Handle step, time;
+  std::vector<Series> series;
+  hsize_t frames = 0;
+  hsize_t slots = 0;
+  std::size_t kinds = 0;
+  std::array<double, 3> box{0, 0, 0};
+  int64_t last_step = -1;
+
+  void open_series(const std::vector<SeriesSpec>& specs) {
+    step = hdf5::open_dataset(file.get(), step_path);
+    time = hdf5::open_dataset(file.get(), time_path);
+    for (const auto& s : specs) {
+      Series x;
+      x.path = s.path;
+      x.memory_type = s.memory_type;
+      x.per_slot = s.per_slot;
+      x.value = hdf5::open_dataset(file.get(), s.path);
+      const auto d = hdf5::dims(x.value.get());
+      x.inner.assign(d.begin() + 1, d.end());
+      series.push_back(std::move(x));
+    }
+  }
+};
+
+H5mdWriter::H5mdWriter(const std::string& path, const sim::Setup& setup,
+                       const std::string& program_version)
+    : impl_(std::make_unique<Impl>()) {
+  hdf5::quiet();
+  Impl& w = *impl_;
+  w.path = path;
+  w.slots = std::max<uint64_t>(setup.capacity, setup.bodies.size());
+  if (w.slots == 0) w.slots = 1;
+  w.kinds = setup.kinds.size();
+  w.box = setup.box;
+  try {
+    w.file = Handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
+                    "cannot create " + path);
+    const hid_t f = w.file.get();
+    {
+      const Handle h5md = hdf5::create_group(f, "/h5md");
+      hdf5::write_attribute(h5md.get(), "version", std::vector<int32_t>{1, 1});
+      const Handle author = hdf5::create_group(f, "/h5md/author");
+      const char* user = std::getenv("USER");
+      hdf5::write_attribute(author.get(), "name", user && *user ? user : "unknown");
+      const Handle creator = hdf5::create_group(f, "/h5md/creator");
+      hdf5::write_attribute(creator.get(), "name", "nestsim");
+      hdf5::write_attribute(creator.get(), "version", program_version);
+    }
+    hdf5::create_group(f, "/particles");
+    hdf5::create_group(f, bodies);
+    {
+      const Handle box = hdf5::create_group(f, "/particles/bodies/box");
+      hdf5::write_attribute(box.get(), "dimension", int32_t(3));
+      const std::string b = setup.boundary == sim::Boundary::periodic ? "periodic" : "none";
+      hdf5::write_attribute(box.get(), "boundary", std::vector<std::string>{b, b, b});
+    }
+    // The shared step and time datasets.
+    hdf5::create_group(f, "/particles/bodies/position");
+    {
+      const hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = 256;
+      const Handle space(H5Screate_simple(1, &zero, &unlimited), H5Sclose, "dataspace");
+      const Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "properties");
+      check(H5Pset_chunk(props.get(), 1, &chunk), "chunk");
+      w.step = Handle(H5Dcreate2(f, step_path, H5T_STD_I64LE, space.get(), H5P_DEFAULT,
+                                 props.get(), H5P_DEFAULT),
+                      H5Dclose, "cannot create step");
+      w.time = Handle(H5Dcreate2(f, time_path, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
+                                 props.get(), H5P_DEFAULT),
+                      H5Dclose, "cannot create time");
+      hdf5::write_attribute(w.time.get(), "unit", setup.time_unit);
+    }
+    hdf5::create_group(f, "/observables");
+    const hsize_t K = w.kinds;
+    for (const auto& s : series_specs()) {
+      const std::string group = parent_of(s.path);
+      if (!hdf5::exists(f, group)) hdf5::create_group(f, group);
+      std::vector<hsize_t> inner;
+      const std::string name = s.path;
+      if (s.per_slot) inner.push_back(w.slots);
+      if (name == series_specs()[ts::position].path || name == series_specs()[ts::edges].path)
+        inner.push_back(3);
+      if (name == series_specs()[ts::kind_count].path) inner = {K};
+      if (name == series_specs()[ts::container_count].path ||
+          name == series_specs()[ts::membrane_count].path)
+        inner = {K, K + 1};
+      std::vector<hsize_t> extent{0}, maxdims{H5S_UNLIMITED}, chunk{s.per_slot ? 1u : 64u};
+      for (std::size_t i = 0; i < inner.size(); ++i) {
+        extent.push_back(inner[i]);
+        const bool slot_dim = s.per_slot && i == 0;
+        maxdims.push_back(slot_dim ? H5S_UNLIMITED : inner[i]);
+        chunk.push_back(slot_dim ? std::min(inner[i], slots_per_chunk) : inner[i]);
+      }
+      for (auto& c : chunk) c = std::max<hsize_t>(c, 1);
+      const Handle space(H5Screate_simple(int(extent.size()), extent.data(), maxdims.data()),
+                         H5Sclose, "dataspace");
+      const Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "properties");
+      check(H5Pset_chunk(props.get(), int(chunk.size()), chunk.data()), "chunk");
+      check(H5Pset_shuffle(props.get()), "shuffle");
+      check(H5Pset_deflate(props.get(), 4), "deflate");
+      if (s.fill != 0) {
+        const int64_t fill64 = s.fill;
+        const int32_t fill32 = int32_t(s.fill);
+        check(H5Pset_fill_value(props.get(), s.memory_type,
+                                s.memory_type == H5T_NATIVE_INT32 ? static_cast<const void*>(&fill32)
+                                                                  : &fill64),
+              "fill value");
+      }
+      const Handle d(H5Dcreate2(f, s.path, s.file_type, space.get(), H5P_DEFAULT, props.get(),
+                                H5P_DEFAULT),
+                     H5Dclose, std::string("cannot create ") + s.path);
+      if (name == series_specs()[ts::position].path || name == series_specs()[ts::edges].path ||
+          name == series_specs()[ts::radius].path || name == series_specs()[ts::thickness].path)
+        hdf5::write_attribute(d.get(), "unit", setup.length_unit);
+      if (group != "/particles/bodies/position") {
+        check(H5Lcreate_hard(f, step_path, f, (group + "/step").c_str(), H5P_DEFAULT,
+                             H5P_DEFAULT),
+              "step link");
+        check(H5Lcreate_hard(f, time_path, f, (group + "/time").c_str(), H5P_DEFAULT,
+                             H5P_DEFAULT),
+              "time link");
+      }
+    }
+    {
+      const Handle p = hdf5::create_group(f, "/parameters");
+      std::vector<std::string> names;
+      std::vector<int8_t> compartment, in_membrane;
+      std::vector<double> r, q, diffusion;
+      for (const auto& k : setup.kinds) {
+        names.push_back(k.name);
+        compartment.push_back(k.compartment);
+        in_membrane.push_back(k.membrane);
+        r.push_back(k.radius);
+        q.push_back(k.thickness);
+        diffusion.push_back(k.diffusion);
+      }
+      hdf5::write_strings(p.get(), "species_names", names);
+      const Handle kinds = hdf5::create_group(p.get(), "kinds");
+      hdf5::write_array(kinds.get(), "compartment", H5T_NATIVE_INT8, compartment.data(), K);
+      hdf5::write_array(kinds.get(), "membrane", H5T_NATIVE_INT8, in_membrane.data(), K);
+      hdf5::write_array(kinds.get(), "radius", H5T_NATIVE_DOUBLE, r.data(), K);
+      hdf5::write_array(kinds.get(), "thickness", H5T_NATIVE_DOUBLE, q.data(), K);
+      hdf5::write_array(kinds.get(), "diffusion", H5T_NATIVE_DOUBLE, diffusion.data(), K);
+      hdf5::write_string(p.get(), "model", setup.model_text);
+      hdf5::write_string(p.get(), "model_path", setup.model_path);
+      hdf5::write_array(p.get(), "seed", H5T_NATIVE_UINT64, &setup.seed, 1, true);
+      hdf5::write_string(p.get(), "version", program_version);
+      hdf5::write_array(p.get(), "box", H5T_NATIVE_DOUBLE, setup.box.data(), 3);
+      hdf5::write_string(p.get(), "length_unit", setup.length_unit);
+      hdf5::write_string(p.get(), "time_unit", setup.time_unit);
+    }
+    w.series.clear();
+    w.step.reset();
+    w.time.reset();
+    w.open_series(series_specs());
+    check(H5Fflush(f, H5F_SCOPE_GLOBAL), "flush");
+  } catch (...) {
+    impl_.reset();
+    std::remove(path.c_str());
+    throw;
+  }
+}
+
+H5mdWriter H5mdWriter::append(const std::string& path) {
+  H5mdWriter writer;
+  writer.impl_ = std::make_unique<Impl>();
+  Impl& w = *writer.impl_;
+  w.path = path;
+  w.file = open_trajectory(path, true);
+  w.open_series(series_specs());
+  // Complete frames: the shortest series. Longer ones hold a partly written frame.
+  hsize_t frames = std::min(hdf5::dims(w.step.get())[0], hdf5::dims(w.time.get())[0]);
+  for (const auto& s : w.series) frames = std::min(frames, hdf5::dims(s.value.get())[0]);
+  auto shrink = [&](hid_t d) {
+    std::vector<hsize_t> extent = hdf5::dims(d);
+    if (extent[0] == frames) return;
+    extent[0] = frames;
+    check(H5Dset_extent(d, extent.data()), "cannot drop a partial frame");
+  };
+  shrink(w.step.get());
+  shrink(w.time.get());
+  for (auto& s : w.series) shrink(s.value.get());
+  w.frames = frames;
+  w.slots = w.series[ts::id].inner[0];
+  w.kinds = w.series[ts::kind_count].inner[0];
+  if (frames > 0) {
+    int64_t step = 0;
+    read_row(w.step.get(), H5T_NATIVE_INT64, frames - 1, &step);
+    w.last_step = step;
+    read_row(w.series[ts::edges].value.get(), H5T_NATIVE_DOUBLE, frames - 1, w.box.data());
+  } else {
+    const Handle box = hdf5::open_dataset(w.file.get(), "/parameters/box");
+    check(H5Dread(box.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, w.box.data()),
+          "cannot read /parameters/box");
+  }
+  check(H5Fflush(w.file.get(), H5F_SCOPE_GLOBAL), "flush");
+  return writer;
+}
+
+H5mdWriter::H5mdWriter(H5mdWriter&&) noexcept = default;
+H5mdWriter& H5mdWriter::operator=(H5mdWriter&&) noexcept = default;
+H5mdWriter::~H5mdWriter() = default;
+
+uint64_t H5mdWriter::frames() const { return impl_ ? impl_->frames : 0; }
+uint64_t H5mdWriter::slots() const { return impl_ ? impl_->slots : 0; }
+
+void H5mdWriter::close() {
+  if (!impl_) return;
+  if (impl_->file) check(H5Fflush(impl_->file.get(), H5F_SCOPE_GLOBAL), "flush");
+  impl_.reset();
+}
+
+void H5mdWriter::write(const sim::Frame& fr) {
+  if (!impl_) throw std::logic_error("H5mdWriter: write after close");
+  Impl& w = *impl_;
+  const std::size_t n = fr.id.size();
+  if (fr.position.size() != n || fr.kind.size() != n || fr.radius.size() != n ||
+      fr.thickness.size() != n || fr.parent.size() != n || fr.membrane.size() != n)
+    throw std::invalid_argument("H5mdWriter: the frame's per-slot vectors differ in size");
+  if (int64_t(fr.step) <= w.last_step)
+    throw std::invalid_argument("H5mdWriter: frame step " + std::to_string(fr.step) +
+                                " does not follow step " + std::to_string(w.last_step));
+  if (n > w.slots) {  // more bodies than slots: grow the slot dimension
+    for (auto& s : w.series) {
+      if (!s.per_slot) continue;
+      s.inner[0] = n;
+      std::vector<hsize_t> extent{w.frames};
+      extent.insert(extent.end(), s.inner.begin(), s.inner.end());
+      check(H5Dset_extent(s.value.get(), extent.data()), "cannot grow the slots");
+    }
+    w.slots = n;
+  }
+  const std::size_t S = w.slots, K = w.kinds;
+  // Per-slot rows, padded with empty slots.
+  std::vector<int64_t> ids(S, -1), parents(S, -1), membranes(S, -1);
+  std::vector<int32_t> kinds(S, -1);
+  std::vector<double> r(S, 0), q(S, 0), x(3 * S, 0);
+  std::unordered_map<int64_t, int32_t> kind_of;
+  for (std::size_t s = 0; s < n; ++s) {
+    ids[s] = fr.id[s];
+    if (fr.id[s] < 0) continue;
+    if (fr.kind[s] < 0 || std::size_t(fr.kind[s]) >= K)
+      throw std::invalid_argument("H5mdWriter: slot " + std::to_string(s) + " has kind " +
+                                  std::to_string(fr.kind[s]));
+    kinds[s] = fr.kind[s];
+    parents[s] = fr.parent[s];
+    membranes[s] = fr.membrane[s];
+    r[s] = fr.radius[s];
+    q[s] = fr.thickness[s];
+    for (int d = 0; d < 3; ++d) x[3 * s + d] = fr.position[s][d];
+    kind_of[fr.id[s]] = fr.kind[s];
+  }
+  // Observables.
+  int64_t count = 0;
+  std::vector<int64_t> per_kind(K, 0), by_container(K * (K + 1), 0), by_membrane(K * (K + 1), 0);
+  auto column = [&](int64_t body) -> std::size_t {
+    if (body < 0) return K;
+    const auto it = kind_of.find(body);
+    if (it == kind_of.end())
+      throw std::invalid_argument("H5mdWriter: a slot names body " + std::to_string(body) +
+                                  " as parent or membrane, which is not in the frame");
+    return std::size_t(it->second);
+  };
+  for (std::size_t s = 0; s < n; ++s) {
+    if (ids[s] < 0) continue;
+    ++count;
+    ++per_kind[kinds[s]];
+    ++by_container[kinds[s] * (K + 1) + column(parents[s])];
+    ++by_membrane[kinds[s] * (K + 1) + column(membranes[s])];
+  }
+  const int64_t next = int64_t(fr.next_id);
+  const int64_t step = int64_t(fr.step);
+  const hsize_t f = w.frames;
+  const void* rows[ts::count] = {};
+  rows[ts::edges] = w.box.data();
+  rows[ts::body_count] = &count;
+  rows[ts::kind_count] = per_kind.data();
+  rows[ts::container_count] = by_container.data();
+  rows[ts::membrane_count] = by_membrane.data();
+  rows[ts::next_id] = &next;
+  rows[ts::id] = ids.data();
+  rows[ts::species] = kinds.data();
+  rows[ts::radius] = r.data();
+  rows[ts::thickness] = q.data();
+  rows[ts::parent] = parents.data();
+  rows[ts::membrane] = membranes.data();
+  rows[ts::position] = x.data();
+  append_row(w.step.get(), H5T_NATIVE_INT64, f, {}, &step);
+  append_row(w.time.get(), H5T_NATIVE_DOUBLE, f, {}, &fr.time);
+  for (std::size_t i = 0; i < ts::count; ++i)
+    append_row(w.series[i].value.get(), w.series[i].memory_type, f, w.series[i].inner, rows[i]);
+  check(H5Fflush(w.file.get(), H5F_SCOPE_GLOBAL), "flush");
+  w.frames = f + 1;
+  w.last_step = step;
+}
+
+namespace {
+
+struct Reader {
+  Handle file;
+  hsize_t frames = 0;
+  std::vector<Handle> values;
+
+  explicit Reader(const std::string& path) : file(open_trajectory(path, false)) {
+    const Handle step = hdf5::open_dataset(file.get(), step_path);
+    const Handle time = hdf5::open_dataset(file.get(), time_path);
+    frames = std::min(hdf5::dims(step.get())[0], hdf5::dims(time.get())[0]);
+    for (const auto& s : series_specs()) {
+      values.push_back(hdf5::open_dataset(file.get(), s.path));
+      frames = std::min(frames, hdf5::dims(values.back().get())[0]);
+    }
+  }
+
+  sim::Frame frame(hsize_t index) const {
+    sim::Frame fr;
+    const hsize_t S = hdf5::dims(values[ts::id].get())[1];
+    int64_t step = 0, next = 0;
+    read_row(hdf5::open_dataset(file.get(), step_path).get(), H5T_NATIVE_INT64, index, &step);
+    read_row(hdf5::open_dataset(file.get(), time_path).get(), H5T_NATIVE_DOUBLE, index,
+             &fr.time);
+    read_row(values[ts::next_id].get(), H5T_NATIVE_INT64, index, &next);
+    fr.step = uint64_t(step);
+    fr.next_id = uint64_t(next);
+    fr.id.resize(S);
+    fr.kind.resize(S);
+    fr.radius.resize(S);
+    fr.thickness.resize(S);
+    fr.parent.resize(S);
+    fr.membrane.resize(S);
+    fr.position.resize(S);
+    read_row(values[ts::id].get(), H5T_NATIVE_INT64, index, fr.id.data());
+    read_row(values[ts::species].get(), H5T_NATIVE_INT32, index, fr.kind.data());
+    read_row(values[ts::radius].get(), H5T_NATIVE_DOUBLE, index, fr.radius.data());
+    read_row(values[ts::thickness].get(), H5T_NATIVE_DOUBLE, index, fr.thickness.data());
+    read_row(values[ts::parent].get(), H5T_NATIVE_INT64, index, fr.parent.data());
+    read_row(values[ts::membrane].get(), H5T_NATIVE_INT64, index, fr.membrane.data());
+    static_assert(sizeof(std::array<double, 3>) == 3 * sizeof(double));
+    read_row(values[ts::position].get(), H5T_NATIVE_DOUBLE, index, fr.position.data());
+    return fr;
+  }
+};
+
+}  // namespace
+
+Checkpoint read_last_frame(const std::string& path) {
+  const Reader r(path);
+  if (r.frames == 0) throw InputError(path, 0, "the trajectory holds no complete frame");
+  Checkpoint c;
+  c.frame = r.frame(r.frames - 1);
+  c.frames = r.frames;
+  const hid_t f = r.file.get();
+  c.model_text = hdf5::read_string(f, "/parameters/model");
+  if (hdf5::exists(f, "/parameters/model_path"))
+    c.model_path = hdf5::read_string(f, "/parameters/model_path");
+  if (hdf5::exists(f, "/parameters/version"))
+    c.version = hdf5::read_string(f, "/parameters/version");
+  const Handle seed = hdf5::open_dataset(f, "/parameters/seed");
+  check(H5Dread(seed.get(), H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &c.seed),
+        "cannot read /parameters/seed");
+  return c;
+}
+
+sim::Frame read_frame(const std::string& path, uint64_t index) {
+  const Reader r(path);
+  if (index >= r.frames)
+    throw InputError(path, 0,
+                     "frame " + std::to_string(index) + " requested, the trajectory holds " +
+                         std::to_string(r.frames));
+  return r.frame(index);
+}
+
+}  // namespace nestsim::io

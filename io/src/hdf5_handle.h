@@ -1,0 +1,86 @@
+// A small RAII layer over the HDF5 C API: one owning handle type, checked calls that
+// throw with HDF5's own message, and typed helpers for attributes and datasets.
+#pragma once
+#include <hdf5.h>
+
+#include <cstdint>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace nestsim::io::hdf5 {
+
+// HDF5's innermost error message (HDF5 is told not to print its stack).
+std::string last_error();
+
+// Throws std::runtime_error("HDF5: what: <HDF5's message>").
+[[noreturn]] void fail(const std::string& what);
+
+inline herr_t check(herr_t status, const std::string& what) {
+  if (status < 0) fail(what);
+  return status;
+}
+
+// Owns one hid_t and closes it with the matching H5?close.
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle() = default;
+  Handle(hid_t id, Closer close, const std::string& what) : id_(id), close_(close) {
+    if (id_ < 0) fail(what);
+  }
+  Handle(Handle&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = -1; }
+  Handle& operator=(Handle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      id_ = o.id_;
+      close_ = o.close_;
+      o.id_ = -1;
+    }
+    return *this;
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() { reset(); }
+  void reset() {
+    if (id_ >= 0 && close_) close_(id_);
+    id_ = -1;
+  }
+  hid_t get() const { return id_; }
+  explicit operator bool() const { return id_ >= 0; }
+
+ private:
+  hid_t id_ = -1;
+  Closer close_ = nullptr;
+};
+
+// Turns off HDF5's printing of error stacks (the messages go into exceptions).
+void quiet();
+
+Handle open_group(hid_t loc, const std::string& path);
+Handle create_group(hid_t loc, const std::string& path);
+Handle open_dataset(hid_t loc, const std::string& path);
+bool exists(hid_t loc, const std::string& path);  // every link on the path
+
+// A variable-length UTF-8 string type (what h5py reads back as str).
+Handle string_type();
+
+void write_attribute(hid_t obj, const std::string& name, const std::string& value);
+void write_attribute(hid_t obj, const std::string& name, const std::vector<std::string>& values);
+void write_attribute(hid_t obj, const std::string& name, const std::vector<int32_t>& values);
+void write_attribute(hid_t obj, const std::string& name, int32_t value);
+std::string read_string_attribute(hid_t obj, const std::string& name);
+
+void write_string(hid_t loc, const std::string& name, const std::string& value);
+void write_strings(hid_t loc, const std::string& name, const std::vector<std::string>& values);
+std::string read_string(hid_t loc, const std::string& name);
+
+// A scalar or 1-d dataset of a native type (H5T_NATIVE_*).
+void write_array(hid_t loc, const std::string& name, hid_t type, const void* data,
+                 hsize_t count, bool scalar = false);
+
+// The current dimensions of a dataset.
+std::vector<hsize_t> dims(hid_t dataset);
+
+}  // namespace nestsim::io::hdf5
