@@ -1,0 +1,273 @@
+// The simulation engine, fast checks: the random generator, reproducibility and resume
+// (bitwise), independence of the neighbour-list skin, carrying, bound bodies, boxes,
+// excluded-volume forces and input validation. Statistical suites: test_simulation_stats.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "nestsim/sim/philox.h"
+#include "nestsim/sim/simulation.h"
+#include "sim_helpers.h"
+
+using namespace nestsim::sim;
+using namespace nestsim::testing;
+
+namespace {
+
+bool same_bits(const Frame& a, const Frame& b) {
+  return a.step == b.step && a.id == b.id && a.parent == b.parent && a.membrane == b.membrane &&
+         a.position.size() == b.position.size() &&
+         std::memcmp(a.position.data(), b.position.data(), a.position.size() * sizeof(Vec)) == 0;
+}
+
+double dist(const Setup& s, const Vec& a, const Vec& b) {
+  return std::sqrt(SetupBuilder::distance2(s, a, b));
+}
+
+}  // namespace
+
+TEST_CASE("philox4x32-10 matches the Random123 known-answer vectors") {
+  const Philox4x32 zero = philox4x32_10(Philox4x32{{0, 0, 0, 0}}, 0, 0);
+  CHECK(zero.v[0] == 0x6627e8d5u);
+  CHECK(zero.v[1] == 0xe169c58du);
+  CHECK(zero.v[2] == 0xbc57ac4cu);
+  CHECK(zero.v[3] == 0x9b00dbd8u);
+  const Philox4x32 ones =
+      philox4x32_10(Philox4x32{{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}},
+                    0xffffffffu, 0xffffffffu);
+  CHECK(ones.v[0] == 0x408f276du);
+  CHECK(ones.v[1] == 0x41c83b0eu);
+  CHECK(ones.v[2] == 0xa20bc7c6u);
+  CHECK(ones.v[3] == 0x6d5451fdu);
+  const Philox4x32 pi = philox4x32_10(
+      Philox4x32{{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}}, 0xa4093822u, 0x299f31d0u);
+  CHECK(pi.v[0] == 0xd16cfe09u);
+  CHECK(pi.v[1] == 0x94fdccebu);
+  CHECK(pi.v[2] == 0x5001e420u);
+  CHECK(pi.v[3] == 0x24126ea1u);
+}
+
+TEST_CASE("the same seed gives a bitwise identical run; another seed does not") {
+  const Setup s = crowded_cell(300, 7);
+  Simulation a(s), b(s);
+  a.run(60);
+  b.run(30);
+  b.run(30);
+  CHECK(same_bits(a.frame(), b.frame()));
+  Setup other = s;
+  other.seed = 8;
+  Simulation c(other);
+  c.run(60);
+  CHECK_FALSE(same_bits(a.frame(), c.frame()));
+}
+
+TEST_CASE("restore from a frame continues bitwise") {
+  const Setup s = crowded_cell(300, 11);
+  Simulation straight(s);
+  straight.run(80);
+  Simulation first(s);
+  first.run(40);
+  const Frame middle = first.frame();
+  CHECK(middle.step == 40);
+  Simulation resumed(s);  // a fresh engine, as after a restart
+  resumed.restore(middle);
+  CHECK(resumed.step() == 40);
+  resumed.run(40);
+  first.run(40);
+  CHECK(same_bits(straight.frame(), resumed.frame()));
+  CHECK(same_bits(straight.frame(), first.frame()));
+}
+
+TEST_CASE("the trajectory does not depend on the skin (when lists are rebuilt)") {
+  const Setup s = crowded_cell(300, 3);
+  SimulationOptions thin, thick;
+  thin.skin = 0.05;
+  thick.skin = 6.0;
+  Simulation a(s, thin), b(s, thick);
+  a.run(50);
+  b.run(50);
+  CHECK(a.times().rebuilds > b.times().rebuilds);
+  CHECK(same_bits(a.frame(), b.frame()));
+}
+
+TEST_CASE("a compartment carries its contents, through two levels") {
+  SetupBuilder b(3, 100, Boundary::reflective, 0.01);
+  const uint32_t cell = b.kind("cell", true, 40, 2, 0);
+  const uint32_t lysosome = b.kind("lysosome", true, 12, 1, 5);
+  const uint32_t vesicle = b.kind("vesicle", true, 4, 0.5, 0);
+  const uint32_t cargo = b.kind("cargo", false, 0.5, 0.5, 0);
+  const int64_t c = b.add(cell, {50, 50, 50});
+  const int64_t l = b.add(lysosome, {50, 50, 50}, c);
+  const int64_t v = b.add(vesicle, {53, 50, 50}, l);
+  const int64_t in_vesicle = b.add(cargo, {54, 50.5, 50}, v);
+  const int64_t in_lysosome = b.add(cargo, {46, 48, 51}, l);
+  b.s.repulsion = 10;
+  Simulation sim(b.s);
+  const Frame start = sim.frame();
+  double moved = 0;
+  for (int f = 0; f < 20; ++f) {
+    sim.run(10);
+    const Frame now = sim.frame();
+    for (int64_t body : {v, in_vesicle, in_lysosome})
+      for (int k = 0; k < 3; ++k) {
+        const double follow = now.position[body][k] - start.position[body][k];
+        const double carrier = now.position[l][k] - start.position[l][k];
+        CHECK(std::abs(follow - carrier) < 1e-9);
+      }
+    for (int k = 0; k < 3; ++k) CHECK(now.position[c][k] == start.position[c][k]);
+    moved = dist(b.s, now.position[l], start.position[l]);
+  }
+  CHECK(moved > 0.5);  // sigma per axis over 200 steps: sqrt(2 * 5 * 2) = 4.5
+}
+
+TEST_CASE("membrane-bound bodies stay on their moving membrane's mid-surface") {
+  for (int dim : {2, 3}) {
+    SetupBuilder b(dim, 60, Boundary::periodic, 0.01);
+    b.s.repulsion = 10;
+    const uint32_t vesicle = b.kind("vesicle", true, 6, 1, 2);
+    const uint32_t receptor = b.kind("receptor", false, 0.5, 0.5, 3);
+    const int64_t v = b.add(vesicle, {59, 30, dim == 3 ? 30.0 : 0.0});  // crosses the box edge
+    std::vector<int64_t> bound;
+    for (int k = 0; k < 12; ++k) {
+      const double a = 0.5 * k, z = dim == 3 ? std::cos(1.3 * k) : 0;
+      const double rho = std::sqrt(1 - z * z);
+      const Vec p = b.pos(v);
+      // deliberately off the sphere: the engine projects bound bodies onto it
+      bound.push_back(b.add(receptor, {p[0] + 7 * rho * std::cos(a), p[1] + 7 * rho * std::sin(a),
+                                       p[2] + 7 * z}, -1, v));
+    }
+    Simulation sim(b.s);
+    const Frame start = sim.frame();
+    const double m = 6 - 0.5;
+    double travelled = 0;
+    for (int f = 0; f < 30; ++f) {
+      sim.run(10);
+      const Frame now = sim.frame();
+      for (int64_t r : bound) {
+        CHECK(std::abs(dist(b.s, now.position[r], now.position[v]) - m) < 1e-12 * 60);
+        CHECK(now.membrane[r] == v);
+        CHECK(now.parent[r] == -1);
+        travelled = std::max(travelled, dist(b.s, now.position[r], start.position[r]));
+      }
+    }
+    CHECK(travelled > 1.0);
+  }
+}
+
+TEST_CASE("reflective walls keep every body, and each compartment's contents, in the box") {
+  SetupBuilder b(3, 20, Boundary::reflective, 0.01);
+  b.s.repulsion = 5;
+  const uint32_t protein = b.kind("protein", false, 0.5, 0.5, 20);
+  const uint32_t vesicle = b.kind("vesicle", true, 3, 0.5, 10);
+  const uint32_t cargo = b.kind("cargo", false, 0.5, 0.5, 20);
+  const int64_t v = b.add(vesicle, {3, 10, 16.5});
+  b.add(cargo, {3.5, 10, 16.5}, v);
+  for (int k = 0; k < 100; ++k) b.add(protein, {0.1 * (k % 10) + (k % 2 ? 19 : 0), 0.2 * k, 0.05 * k});
+  Simulation sim(b.s);
+  std::size_t outside = 0;
+  for (int f = 0; f < 100; ++f) {
+    sim.run(5);
+    const Frame now = sim.frame();
+    for (std::size_t i = 0; i < now.position.size(); ++i)
+      for (int k = 0; k < 3; ++k)
+        if (!(now.position[i][k] >= 0 && now.position[i][k] <= 20)) ++outside;
+    for (int k = 0; k < 3; ++k)
+      CHECK((now.position[v][k] >= 2.75 && now.position[v][k] <= 20 - 2.75));
+  }
+  CHECK(outside == 0);
+}
+
+TEST_CASE("periodic boxes wrap positions into [0, box)") {
+  SetupBuilder b(2, 10, Boundary::periodic, 0.01);
+  const uint32_t protein = b.kind("protein", false, 0.2, 0.2, 10);
+  for (int k = 0; k < 50; ++k) b.add(protein, {0.2 * k, 9.9, 0});
+  Simulation sim(b.s);
+  Frame before = sim.frame();
+  std::size_t crossings = 0, outside = 0;
+  for (int f = 0; f < 50; ++f) {
+    sim.run(2);
+    const Frame now = sim.frame();
+    for (std::size_t i = 0; i < now.position.size(); ++i) {
+      for (int k = 0; k < 2; ++k) {
+        if (!(now.position[i][k] >= 0 && now.position[i][k] < 10)) ++outside;
+        if (std::abs(now.position[i][k] - before.position[i][k]) > 5) ++crossings;
+      }
+      CHECK(now.position[i][2] == 0);
+    }
+    before = now;
+  }
+  CHECK(outside == 0);
+  CHECK(crossings > 10);
+}
+
+TEST_CASE("excluded volume pushes overlapping bodies apart and back to their side") {
+  SetupBuilder b(3, 50, Boundary::reflective, 1e-3);
+  // Drift D/kT k h dt = 0.05 h per step, noise sqrt(2 D dt) = 0.0045 per step, thermal
+  // overlap sqrt(kT / k) = 0.014: the deterministic push dominates.
+  b.s.kT = 1e-4;
+  b.s.repulsion = 0.5;
+  const uint32_t protein = b.kind("protein", false, 1, 1, 0.01);
+  const uint32_t vesicle = b.kind("vesicle", true, 5, 1, 0);
+  const int64_t p1 = b.add(protein, {10, 10, 10});
+  const int64_t p2 = b.add(protein, {11, 10, 10});  // overlap 1
+  const int64_t v = b.add(vesicle, {30, 30, 30});
+  const int64_t inner = b.add(protein, {33.5, 30, 30}, v);  // 0.5 into the wall from inside
+  const int64_t outer = b.add(protein, {30, 35.6, 30});     // 0.4 into the wall from outside
+  Simulation sim(b.s);
+  sim.run(200);
+  const Frame f = sim.frame();
+  CHECK(dist(b.s, f.position[p1], f.position[p2]) > 1.9);
+  CHECK(dist(b.s, f.position[inner], f.position[v]) < 3.1);
+  CHECK(dist(b.s, f.position[outer], f.position[v]) > 5.9);
+}
+
+TEST_CASE("invalid setups are refused with a message") {
+  SetupBuilder b(3, 50, Boundary::reflective, 0.01);
+  const uint32_t protein = b.kind("protein", false, 1, 1, 1);
+  const uint32_t vesicle = b.kind("vesicle", true, 5, 1, 1);
+  SUBCASE("a body outside its parent") {
+    const int64_t v = b.add(vesicle, {20, 20, 20});
+    b.add(protein, {27, 20, 20}, v);
+    CHECK_THROWS_AS(Simulation{b.s}, std::invalid_argument);
+  }
+  SUBCASE("a protein inside a compartment it is not a child of") {
+    b.add(vesicle, {20, 20, 20});
+    b.add(protein, {21, 20, 20});
+    CHECK_THROWS_AS(Simulation{b.s}, std::invalid_argument);
+  }
+  SUBCASE("a parent that is not a compartment") {
+    const int64_t p = b.add(protein, {20, 20, 20});
+    b.add(protein, {25, 20, 20}, p);
+    CHECK_THROWS_AS(Simulation{b.s}, std::invalid_argument);
+  }
+  SUBCASE("no time step") {
+    b.add(protein, {20, 20, 20});
+    b.s.dt = 0;
+    CHECK_THROWS_AS(Simulation{b.s}, std::invalid_argument);
+  }
+  SUBCASE("a valid one is accepted") {
+    const int64_t v = b.add(vesicle, {20, 20, 20});
+    b.add(protein, {21, 20, 20}, v);
+    CHECK_NOTHROW(Simulation{b.s});
+  }
+}
+
+TEST_CASE("frames hold capacity slots, empty ones with id -1") {
+  SetupBuilder b(3, 50, Boundary::periodic, 0.01);
+  const uint32_t protein = b.kind("protein", false, 1, 1, 1);
+  b.add(protein, {20, 20, 20});
+  b.add(protein, {30, 20, 20});
+  b.s.capacity = 5;
+  Simulation sim(b.s);
+  sim.run(3);
+  const Frame f = sim.frame();
+  REQUIRE(f.id.size() == 5);
+  CHECK(f.id[0] == 0);
+  CHECK(f.id[1] == 1);
+  CHECK(f.id[4] == -1);
+  CHECK(f.next_id == 2);
+  CHECK(f.time == doctest::Approx(0.03));
+}
