@@ -29,4 +29,50 @@ NESTSIM_HD inline unsigned long long atomic_fetch_add(unsigned long long* target
 #endif
 }
 
+// Correctly rounded multiply / add / subtract that the compiler may not fuse into an
+// FMA. nvcc contracts a * b + c by default; the exact pair test must round the same way
+// on every backend so that the CPU and GPU give the same pairs bit for bit.
+NESTSIM_HD inline float mul_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+NESTSIM_HD inline double mul_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+NESTSIM_HD inline float add_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+NESTSIM_HD inline double add_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+NESTSIM_HD inline float sub_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+NESTSIM_HD inline double sub_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+
 }  // namespace nestsim

@@ -10,7 +10,8 @@
 //  - containment is strict: a body touching the inner wall from inside intersects
 //    (eq. 1 uses <);
 //  - distances are compared in squared form, d2 = |x_i - x_j|^2, so that the test is
-//    the same bit-for-bit on every backend (no sqrt): |x| < m  <=>  m > 0 && d2 < m*m.
+//    the same bit-for-bit on every backend (no sqrt): |x| < m  <=>  m > 0 && d2 < m*m;
+//    every operation is correctly rounded and never fused into an FMA (hd.h, mul_rn).
 #pragma once
 #include <cmath>
 
@@ -22,23 +23,23 @@ namespace nestsim {
 // of a shell with lumen radius lumen_radius (= r - q), lies wholly inside that lumen.
 template <class Real>
 NESTSIM_HD inline bool in_lumen(Real d2, Real lumen_radius, Real r_inside) {
-  const Real margin = lumen_radius - r_inside;
-  return margin > Real(0) && d2 < margin * margin;
+  const Real margin = sub_rn(lumen_radius, r_inside);
+  return margin > Real(0) && d2 < mul_rn(margin, margin);
 }
 
 // Equation (4): solid spheres touch or overlap.
 template <class Real>
 NESTSIM_HD inline bool ssx_intersect(Real d2, Real r_i, Real r_j) {
-  const Real reach = r_i + r_j;
-  return d2 <= reach * reach;
+  const Real reach = add_rn(r_i, r_j);
+  return d2 <= mul_rn(reach, reach);
 }
 
 // Equations (2) and (3): hollow spheres intersect when they touch and neither lies
 // inside the other's lumen.
 template <class Real>
 NESTSIM_HD inline bool hsx_intersect(Real d2, Real r_i, Real q_i, Real r_j, Real q_j) {
-  return ssx_intersect(d2, r_i, r_j) && !in_lumen(d2, r_j - q_j, r_i) &&
-         !in_lumen(d2, r_i - q_i, r_j);
+  return ssx_intersect(d2, r_i, r_j) && !in_lumen(d2, sub_rn(r_j, q_j), r_i) &&
+         !in_lumen(d2, sub_rn(r_i, q_i), r_j);
 }
 
 // Minimum-image component of a displacement in a periodic box of edge `edge`
@@ -46,7 +47,9 @@ NESTSIM_HD inline bool hsx_intersect(Real d2, Real r_i, Real q_i, Real r_j, Real
 template <class Real>
 NESTSIM_HD inline Real minimum_image(Real delta, Real edge, Real inv_edge) {
   using std::floor;
-  return edge > Real(0) ? delta - edge * floor(delta * inv_edge + Real(0.5)) : delta;
+  return edge > Real(0)
+             ? sub_rn(delta, mul_rn(edge, Real(floor(add_rn(mul_rn(delta, inv_edge), Real(0.5))))))
+             : delta;
 }
 
 // Geometry of the space the bodies live in, as device code needs it.
@@ -59,8 +62,8 @@ struct Space {
   NESTSIM_HD Real distance2(const Real* a, const Real* b) const {
     Real d2 = 0;
     for (int k = 0; k < dim; ++k) {
-      const Real d = minimum_image(a[k] - b[k], edge[k], inv_edge[k]);
-      d2 += d * d;
+      const Real d = minimum_image(sub_rn(a[k], b[k]), edge[k], inv_edge[k]);
+      d2 = add_rn(d2, mul_rn(d, d));
     }
     return d2;
   }
