@@ -42,6 +42,7 @@
 #include "brute_schedules.cuh"
 #include "kernels.cuh"
 #include "nestsim/device/pair_finder.cuh"
+#include "solid_grids.cuh"
 
 namespace nestsim::device {
 namespace {
@@ -255,6 +256,8 @@ struct PairFinder<Real>::State {
   thrust::device_vector<uint64_t> keys;
   uint64_t pair_count = 0;
   device::PairwiseBuffers pairwise;  // the scheduled brute-force methods
+
+  detail::SolidGrids<Real> solid_grids;  // grid_uniform, grid_aabb (solid_grids.cu)
 
   Space<Real> space;
   bool count_only = false;
@@ -546,6 +549,12 @@ uint64_t PairFinder<Real>::find(const SphereView<Real>& bodies, bool count_only)
       return s.pair_count;
     case Method::hsx:
       if (three) s.template hsx<3>(options_, in, n); else s.template hsx<2>(options_, in, n);
+      break;
+    case Method::grid_uniform:  // solid_grids.cu; keys unsorted
+      s.pair_count = s.solid_grids.uniform(options_, in, n, s.space, count_only, s.keys);
+      break;
+    case Method::grid_aabb:
+      s.pair_count = s.solid_grids.aabb(options_, in, n, s.space, count_only, s.keys);
       break;
   }
   if (!count_only)

@@ -12,15 +12,21 @@ const char* to_string(Method method) {
   switch (method) {
     case Method::hsx: return "hsx";
     case Method::brute: return "brute";
+    case Method::grid_uniform: return "grid_uniform";
+    case Method::grid_aabb: return "grid_aabb";
   }
   return "?";
 }
 
-std::vector<std::string> method_names() { return {"hsx", "brute"}; }
+std::vector<std::string> method_names() {
+  return {"hsx", "brute", "grid_uniform", "grid_aabb"};
+}
 
 Method method_from_string(const std::string& name) {
   if (name == "hsx") return Method::hsx;
   if (name == "brute") return Method::brute;
+  if (name == "grid_uniform") return Method::grid_uniform;
+  if (name == "grid_aabb") return Method::grid_aabb;
   std::string known;
   for (const auto& m : method_names()) known += (known.empty() ? "" : ", ") + m;
   throw std::invalid_argument("unknown method '" + name + "' (known: " + known + ")");

@@ -24,6 +24,10 @@ enum class Overlap { hollow, solid };
 enum class Method {
   hsx,    // the multi-level grid of the HSX paper, Algorithm 1 (sections 3-4)
   brute,  // the plain parallel double loop: the reference
+  // Solid-sphere baseline grids (DESIGN.md "Baselines"; src/solid_grids.cuh); exact test
+  // on every candidate, so they also serve hollow mode:
+  grid_uniform,  // uniform grid, cell >= largest diameter, 27 (9 in 2D) neighbour cells
+  grid_aabb,     // multi-cell AABB grid (as chrono::collide), cell ~ mean diameter
 };
 
 const char* to_string(Method method);

@@ -1,0 +1,313 @@
+// The solid-sphere baseline grids (solid_grids.cuh): grid_uniform and grid_aabb.
+//
+// grid_uniform, in the style of fast fixed-radius nearest neighbours:
+//  1. cell width d = largest diameter + rounding pad (>= the reach of every pair);
+//  2. counting sort of the bodies by the cell of their centre (count -> scan ->
+//     scatter, the BinSmall/ScatterSmall steps of the HSX level grid, kernels.cuh);
+//  3. each body tests the later bodies of its 27 (9 in 2D) neighbouring cells
+//     (SmallPairs): every body is "small" at this single level.
+// grid_aabb, in the style of chrono::collide's multi-cell AABB grid:
+//  1. cell width from the mean diameter, doubled while the bodies' boxes would take more
+//     than kEntriesPerBody cells per body on average (so radii spanning 1e-3..1e3 do not
+//     explode the entry list; no fixed cap on the grid itself);
+//  2. per body its cell intervals and entry count; count -> scan -> fill of (cell,
+//     body) entries; entries sorted by cell;
+//  3. per entry, the later entries of its cell; a pair counts only in the first cell
+//     both boxes share (shared_first), so each pair is found exactly once, also in
+//     periodic boxes of fewer than 3 cells per axis.
+// Both apply the exact test to every candidate; cell keys are linear cell indices (up
+// to 2^20 cells per axis), so neither needs a table of all cells.
+#include <thrust/execution_policy.h>
+#include <thrust/fill.h>
+#include <thrust/functional.h>
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/scan.h>
+#include <thrust/sort.h>
+#include <thrust/transform_reduce.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "solid_grids.cuh"
+
+namespace nestsim::detail {
+namespace {
+
+template <class T>
+T* raw(thrust::device_vector<T>& v) {
+  return thrust::raw_pointer_cast(v.data());
+}
+template <class T>
+void ensure_size(thrust::device_vector<T>& v, std::size_t n) {
+  if (v.size() < n) {
+    v.clear();
+    v.shrink_to_fit();
+    v.resize(n);
+  }
+}
+template <class F, class Index>
+void for_each_index(Index n, F f) {
+  if (n == 0) return;
+  thrust::for_each_n(thrust::device, thrust::counting_iterator<Index>(0), n, f);
+}
+uint64_t scan_counts(thrust::device_vector<uint64_t>& counts,
+                     thrust::device_vector<uint64_t>& offsets, std::size_t n) {
+  ensure_size(offsets, n + 1);
+  counts[n] = 0;
+  thrust::exclusive_scan(thrust::device, counts.begin(), counts.begin() + n + 1, offsets.begin(),
+                         uint64_t(0));
+  return offsets[n];
+}
+
+// Extent of the bodies: centres and boxes per axis, largest and summed radius.
+struct Extent {
+  double centre_lo[3], centre_hi[3], box_lo[3], box_hi[3];
+  double rmax, rsum, absmax;
+};
+
+struct MergeExtent {
+  NESTSIM_HD Extent operator()(const Extent& a, const Extent& b) const {
+    Extent m;
+    for (int k = 0; k < 3; ++k) {
+      m.centre_lo[k] = a.centre_lo[k] < b.centre_lo[k] ? a.centre_lo[k] : b.centre_lo[k];
+      m.centre_hi[k] = a.centre_hi[k] > b.centre_hi[k] ? a.centre_hi[k] : b.centre_hi[k];
+      m.box_lo[k] = a.box_lo[k] < b.box_lo[k] ? a.box_lo[k] : b.box_lo[k];
+      m.box_hi[k] = a.box_hi[k] > b.box_hi[k] ? a.box_hi[k] : b.box_hi[k];
+    }
+    m.rmax = a.rmax > b.rmax ? a.rmax : b.rmax;
+    m.rsum = a.rsum + b.rsum;
+    m.absmax = a.absmax > b.absmax ? a.absmax : b.absmax;
+    return m;
+  }
+};
+
+template <class Real>
+struct BodyExtent {
+  BodyArrays<Real> b;
+  int dim;
+  NESTSIM_HD Extent operator()(uint32_t i) const {
+    Extent m;
+    const double r = double(b.radius[i]);
+    m.absmax = 0;
+    for (int k = 0; k < 3; ++k) {
+      const double x = k < dim ? double(b.pos[k][i]) : 0.0;
+      m.centre_lo[k] = m.centre_hi[k] = x;
+      m.box_lo[k] = k < dim ? x - r : 0.0;
+      m.box_hi[k] = k < dim ? x + r : 0.0;
+      const double ax = x < 0 ? -x : x;
+      m.absmax = ax > m.absmax ? ax : m.absmax;
+    }
+    m.rmax = r;
+    m.rsum = r;
+    return m;
+  }
+};
+
+template <class Real>
+Extent extent_of(const BodyArrays<Real>& bodies, uint32_t n, int dim) {
+  const double big = std::numeric_limits<double>::max();
+  const Extent init{{big, big, big}, {-big, -big, -big}, {big, big, big}, {-big, -big, -big},
+                    0.0, 0.0, 0.0};
+  return thrust::transform_reduce(thrust::device, thrust::counting_iterator<uint32_t>(0),
+                                  thrust::counting_iterator<uint32_t>(n),
+                                  BodyExtent<Real>{bodies, dim}, init, MergeExtent{});
+}
+
+// Rounding allowance, as the HSX finder computes it (pair_finder.cu, find() step 2): it
+// covers the error of the exact test in the body precision and of the cell geometry in
+// double, so that no pair the exact test accepts falls outside the cells searched.
+template <class Real>
+double rounding_pad(const Extent& e, const Domain& dom, int dim) {
+  double span = 0;
+  for (int a = 0; a < dim; ++a)
+    span = std::max(span, dom.periodic ? dom.size[a] : e.box_hi[a] - e.box_lo[a]);
+  const double eps = std::numeric_limits<Real>::epsilon();
+  return 64.0 * eps * (e.absmax + span + 2.0 * e.rmax) + std::numeric_limits<double>::min();
+}
+
+// Cells of width >= `width` over [lo, hi] per axis (open), or over the periodic box;
+// at most 2^20 cells per axis.
+GridSpec make_grid(const Domain& dom, int dim, double width, const double* lo,
+                   const double* hi) {
+  GridSpec g;
+  g.dim = dim;
+  g.periodic = dom.periodic;
+  width = std::max(width, 1e-300);
+  for (int a = 0; a < dim; ++a) {
+    if (dom.periodic) {
+      const double fit = std::floor(dom.size[a] / width);
+      g.n[a] = static_cast<long long>(std::clamp(fit, 1.0, double(1 << 20)));
+      g.origin[a] = dom.lo[a];
+      g.width[a] = dom.size[a] / double(g.n[a]);
+    } else {
+      g.origin[a] = lo[a];
+      g.width[a] = std::max(width, (hi[a] - lo[a]) * 0x1p-20);
+      g.n[a] = static_cast<long long>(std::floor((hi[a] - lo[a]) / g.width[a])) + 1;
+    }
+  }
+  return g;
+}
+
+// Average cells per body the AABB grid may take before its cells are made wider.
+constexpr double kEntriesPerBody2 = 16.0;
+constexpr double kEntriesPerBody3 = 32.0;
+
+}  // namespace
+
+template <class Real>
+template <template <class, int, bool> class Step, int Dim, class Index, class... Args>
+uint64_t SolidGrids<Real>::emit_pairs(Index items, bool count_only,
+                                      thrust::device_vector<uint64_t>& keys, Args... args) {
+  ensure_size(counts_, std::size_t(items) + 1);
+  PairSink sink;
+  sink.counts = raw(counts_);
+  for_each_index(items, Step<Real, Dim, false>{args..., sink});
+  const uint64_t total = scan_counts(counts_, offsets_, items);
+  if (count_only || total == 0) return total;
+  ensure_size(keys, total);
+  sink.offsets = raw(offsets_);
+  sink.out = raw(keys);
+  for_each_index(items, Step<Real, Dim, true>{args..., sink});
+  return total;
+}
+
+template <class Real>
+uint64_t SolidGrids<Real>::uniform(const BroadphaseOptions& options,
+                                   const BodyArrays<Real>& bodies, uint32_t n,
+                                   const Space<Real>& space, bool count_only,
+                                   thrust::device_vector<uint64_t>& keys) {
+  if (n < 2) return 0;
+  return options.domain.dim == 3 ? uniform_dim<3>(options, bodies, n, space, count_only, keys)
+                                 : uniform_dim<2>(options, bodies, n, space, count_only, keys);
+}
+
+template <class Real>
+uint64_t SolidGrids<Real>::aabb(const BroadphaseOptions& options, const BodyArrays<Real>& bodies,
+                                uint32_t n, const Space<Real>& space, bool count_only,
+                                thrust::device_vector<uint64_t>& keys) {
+  if (n < 2) return 0;
+  return options.domain.dim == 3 ? aabb_dim<3>(options, bodies, n, space, count_only, keys)
+                                 : aabb_dim<2>(options, bodies, n, space, count_only, keys);
+}
+
+template <class Real>
+template <int Dim>
+uint64_t SolidGrids<Real>::uniform_dim(const BroadphaseOptions& options,
+                                       const BodyArrays<Real>& bodies, uint32_t n,
+                                       const Space<Real>& space, bool count_only,
+                                       thrust::device_vector<uint64_t>& keys) {
+  const Extent e = extent_of(bodies, n, Dim);
+  const double pad = rounding_pad<Real>(e, options.domain, Dim);
+  // Every pair lies within r_i + r_j <= 2 rmax < d: in the Moore neighbourhood.
+  GridSpec grid = make_grid(options.domain, Dim, 2.0 * e.rmax + pad, e.centre_lo, e.centre_hi);
+  double cells = 1;
+  for (int a = 0; a < Dim; ++a) cells *= double(grid.n[a]);
+  if (cells <= 4.0 * n + 1024.0) {
+    grid.dense = true;
+    grid.table_size = static_cast<uint64_t>(cells);
+  } else {  // a sparse scene: buckets hashed from the cell index
+    grid.dense = false;
+    int bits = 10;
+    while ((uint64_t(1) << bits) < 2ull * n) ++bits;
+    grid.table_size = uint64_t(1) << bits;
+    grid.hash_shift = 64 - bits;
+  }
+
+  // Counting sort by cell (count -> scan -> scatter).
+  const std::size_t table = grid.table_size;
+  ensure_size(bucket_count_, table + 1);
+  thrust::fill_n(thrust::device, bucket_count_.begin(), table + 1, 0u);
+  ensure_size(bucket_of_, n);
+  ensure_size(rank_, n);
+  ensure_size(cell_of_, n);
+  for_each_index(n, BinSmall<Real, Dim>{grid, bodies, raw(bucket_count_), raw(bucket_of_),
+                                        raw(rank_), raw(cell_of_)});
+  ensure_size(bucket_start_, table + 1);
+  thrust::exclusive_scan(thrust::device, bucket_count_.begin(), bucket_count_.begin() + table + 1,
+                         bucket_start_.begin(), 0u);
+  for (int a = 0; a < Dim; ++a) ensure_size(s_pos_[a], n);
+  ensure_size(s_r_, n);
+  ensure_size(s_q_, n);
+  ensure_size(s_id_, n);
+  ensure_size(s_key_, n);
+  ScatterSmall<Real, Dim> scatter{bodies,    raw(bucket_of_), raw(rank_),
+                                  raw(cell_of_), raw(bucket_start_), {nullptr, nullptr, nullptr},
+                                  raw(s_r_), raw(s_q_),       raw(s_id_),
+                                  raw(s_key_)};
+  for (int a = 0; a < Dim; ++a) scatter.pos[a] = raw(s_pos_[a]);
+  for_each_index(n, scatter);
+
+  // One level where every body is small: the Moore-neighbourhood search of SmallPairs.
+  LevelView<Real> v;
+  v.grid = grid;
+  v.space = space;
+  for (int a = 0; a < Dim; ++a) v.small.pos[a] = raw(s_pos_[a]);
+  v.small.radius = raw(s_r_);
+  v.small.thickness = raw(s_q_);
+  v.small.id = raw(s_id_);
+  v.small_key = raw(s_key_);
+  v.small_count = n;
+  v.bucket_start = raw(bucket_start_);
+  v.pad = pad;
+  return emit_pairs<SmallPairs, Dim>(n, count_only, keys, v);
+}
+
+template <class Real>
+template <int Dim>
+uint64_t SolidGrids<Real>::aabb_dim(const BroadphaseOptions& options,
+                                    const BodyArrays<Real>& bodies, uint32_t n,
+                                    const Space<Real>& space, bool count_only,
+                                    thrust::device_vector<uint64_t>& keys) {
+  const Extent e = extent_of(bodies, n, Dim);
+  const double pad = rounding_pad<Real>(e, options.domain, Dim);
+  double lo[3], hi[3];
+  for (int a = 0; a < 3; ++a) {
+    lo[a] = e.box_lo[a] - pad;
+    hi[a] = e.box_hi[a] + pad;
+  }
+  // Cell width: the mean diameter, doubled while the entries would exceed the budget.
+  const double budget = (Dim == 3 ? kEntriesPerBody3 : kEntriesPerBody2) * double(n) + 4096.0;
+  double width = 2.0 * e.rsum / double(n) + pad;
+  GridSpec grid;
+  for (;;) {
+    grid = make_grid(options.domain, Dim, width, lo, hi);
+    const uint64_t entries = thrust::transform_reduce(
+        thrust::device, thrust::counting_iterator<uint32_t>(0),
+        thrust::counting_iterator<uint32_t>(n), AabbEntryCount<Real, Dim>{grid, pad, bodies},
+        uint64_t(0), thrust::plus<uint64_t>());
+    bool single = true;  // one cell per axis: cannot get coarser
+    for (int a = 0; a < Dim; ++a) single = single && grid.n[a] == 1;
+    if (double(entries) <= budget || single) break;
+    width *= 2.0;
+  }
+
+  // Cell intervals and entry counts per body -> offsets -> entries -> sorted by cell.
+  AabbCells cells;
+  cells.grid = grid;
+  cells.pad = pad;
+  for (int a = 0; a < 3; ++a) {
+    ensure_size(start_[a], a < Dim ? n : 1);
+    ensure_size(length_[a], a < Dim ? n : 1);
+    cells.start[a] = raw(start_[a]);
+    cells.length[a] = raw(length_[a]);
+  }
+  ensure_size(entry_count_, std::size_t(n) + 1);
+  for_each_index(n, AabbRanges<Real, Dim>{cells, bodies, raw(entry_count_)});
+  const uint64_t entries = scan_counts(entry_count_, entry_offset_, n);
+  ensure_size(entry_key_, entries);
+  ensure_size(entry_body_, entries);
+  for_each_index(n, AabbFill<Dim>{cells, raw(entry_offset_), raw(entry_key_), raw(entry_body_)});
+  thrust::sort_by_key(thrust::device, entry_key_.begin(), entry_key_.begin() + entries,
+                      entry_body_.begin());
+
+  return emit_pairs<AabbCellPairs, Dim>(entries, count_only, keys, cells, bodies, space,
+                                        static_cast<const uint64_t*>(raw(entry_key_)),
+                                        static_cast<const uint32_t*>(raw(entry_body_)), entries);
+}
+
+template class SolidGrids<float>;
+template class SolidGrids<double>;
+
+}  // namespace nestsim::detail
