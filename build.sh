@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# nestsim from a fresh clone on Debian 12:
+#   ./build.sh run    install what is missing, build (CPU backend), run the default job
+#   ./build.sh test   install what is missing, build (CPU backend), run the test suite
+#   ./build.sh cuda   build the CUDA backend (needs the CUDA toolkit in /usr/local/cuda)
+#   ./build.sh deps   only install what is missing
+set -euo pipefail
+cd "$(dirname "$0")"
+mode=${1:-run}
+jobs=$(nproc 2>/dev/null || echo 2)
+
+packages=(cmake g++ make libhdf5-dev libyaml-cpp-dev doctest-dev hdf5-tools
+          python3-h5py python3-numpy python3-matplotlib python3-mdanalysis)
+# Thrust (CCCL) comes with the CUDA toolkit; without one, Debian's Thrust serves the
+# CPU backend.
+if [ ! -f /usr/local/cuda/include/cccl/thrust/version.h ] && [ ! -f /usr/local/cuda/include/thrust/version.h ]; then
+  packages+=(libthrust-dev libcub-dev)
+fi
+
+install_missing() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "nestsim: installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build_cpu() {
+  cmake --preset cpu
+  cmake --build --preset cpu -j"$jobs"
+}
+
+case "$mode" in
+  deps) install_missing ;;
+  run)
+    install_missing
+    build_cpu
+    shift || true
+    if [ $# -gt 0 ]; then
+      ./build/cpu/nestsim "$@"
+    else
+      ./build/cpu/nestsim pairs examples/scenes/cell.csv --count
+      ./build/cpu/nestsim pairs examples/scenes/cell.csv --bench 5
+    fi
+    ;;
+  test)
+    install_missing
+    build_cpu
+    ctest --preset cpu -j"$jobs"
+    ;;
+  cuda)
+    install_missing
+    cmake --preset cuda
+    cmake --build --preset cuda -j"$jobs"
+    ;;
+  *)
+    echo "usage: ./build.sh run|test|cuda|deps" >&2
+    exit 2
+    ;;
+esac
