@@ -484,6 +484,23 @@ struct Reader {
 
 }  // namespace
 
+sim::Frame frame_from_setup(const sim::Setup& setup) {
+  sim::Frame fr;
+  fr.next_id = setup.bodies.size();
+  for (std::size_t i = 0; i < setup.bodies.size(); ++i) {
+    const sim::Body& b = setup.bodies[i];
+    const sim::Kind& k = setup.kinds.at(b.kind);
+    fr.position.push_back(b.position);
+    fr.id.push_back(int64_t(i));
+    fr.kind.push_back(int32_t(b.kind));
+    fr.radius.push_back(k.radius);
+    fr.thickness.push_back(k.thickness);
+    fr.parent.push_back(b.parent);
+    fr.membrane.push_back(b.membrane);
+  }
+  return fr;
+}
+
 Checkpoint read_last_frame(const std::string& path) {
   const Reader r(path);
   if (r.frames == 0) throw InputError(path, 0, "the trajectory holds no complete frame");

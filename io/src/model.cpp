@@ -187,6 +187,12 @@ void read_medium(const Reader& r, const YAML::Node& node, Model& m) {
     m.medium.viscosity = r.number_at_least(node["viscosity"], "medium.viscosity", 0, true);
 }
 
+bool looks_numeric(const std::string& s) {
+  char* end = nullptr;
+  std::strtod(s.c_str(), &end);
+  return !s.empty() && *end == '\0';
+}
+
 bool valid_name(const std::string& s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
     return false;
@@ -232,7 +238,7 @@ void read_kinds(const Reader& r, const YAML::Node& node, bool compartment, Model
     if (const YAML::Node d = v["diffusion"]) {
       if (d.IsScalar() && d.Scalar() == "stokes-einstein") {
         // left unset: derived below
-      } else if (d.IsScalar() && d.Tag() != "!") {
+      } else if (d.IsScalar() && d.Tag() != "!" && looks_numeric(d.Scalar())) {
         k.diffusion = r.number_at_least(d, key + ".diffusion", 0, false);
       } else {
         r.fail(d, key + ".diffusion",

@@ -74,6 +74,9 @@ class H5mdWriter {
   std::unique_ptr<Impl> impl_;
 };
 
+// The initial state as a frame at step 0: slot i holds body i, next_id = bodies.
+sim::Frame frame_from_setup(const sim::Setup& setup);
+
 // The end of a trajectory: what `--resume` continues from.
 struct Checkpoint {
   sim::Frame frame;          // the last complete frame, exactly as written

@@ -17,8 +17,7 @@ class ModelError : public InputError {
  public:
   ModelError(const std::string& file, long line, long column, const std::string& key,
              const std::string& what)
-      : InputError(file, line,
-                   std::to_string(column) + ": " + (key.empty() ? "" : key + ": ") + what),
+      : InputError(file, line, column, (key.empty() ? "" : key + ": ") + what),
         column_(column), key_(key) {}
   long column() const { return column_; }
   const std::string& key() const { return key_; }  // e.g. "compartments.cell.radius"

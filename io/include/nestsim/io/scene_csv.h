@@ -15,6 +15,11 @@ class InputError : public std::runtime_error {
   InputError(const std::string& file, long line, const std::string& what)
       : std::runtime_error(file + ":" + std::to_string(line) + ": " + what),
         file_(file), line_(line) {}
+  // "FILE:LINE:COLUMN: what is wrong"
+  InputError(const std::string& file, long line, long column, const std::string& what)
+      : std::runtime_error(file + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                           ": " + what),
+        file_(file), line_(line) {}
   const std::string& file() const { return file_; }
   long line() const { return line_; }
 

@@ -1,0 +1,483 @@
+// Model files: every error kind is located (file:line:column, key path), placements
+// obey nesting, units and Stokes-Einstein convert correctly.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "nestsim/io/model.h"
+#include "nestsim/io/placement.h"
+
+using namespace nestsim;
+using nestsim::io::ModelError;
+
+namespace {
+
+// A valid model whose lines are known: tests replace one line to break it.
+const std::string base_model = R"(nestsim: 1
+units: {length: nm, time: us}
+box: {size: [400, 400, 400], boundary: periodic}
+simulation: {dt: 0.1, steps: 10, seed: 7, output: {every: 5, file: t.h5}}
+compartments:
+  cell: {radius: 150, thickness: 8, diffusion: 0}
+  ves: {radius: 20, thickness: 4, diffusion: 1}
+species:
+  lig: {radius: 2, diffusion: 80}
+  rec: {radius: 3, diffusion: 1, membrane: true}
+place:
+  - {compartment: cell, at: [200, 200, 200]}
+  - {compartment: ves, count: 5, in: cell}
+  - {species: rec, count: 50, on: cell}
+  - {species: lig, count: 100, in: cell}
+  - {species: lig, count: 20, in: ves}
+  - {species: lig, count: 100, outside: cell}
+)";
+
+// base_model with line `line` (1-based) replaced by `text`.
+std::string with_line(int line, const std::string& text) {
+  std::string out;
+  int n = 1;
+  std::size_t start = 0;
+  while (start < base_model.size()) {
+    const std::size_t end = base_model.find('\n', start);
+    out += (n == line ? text : base_model.substr(start, end - start)) + "\n";
+    start = end + 1;
+    ++n;
+  }
+  return out;
+}
+
+// Line `line` (1-based) of `text`.
+std::string line_of(const std::string& text, long line) {
+  std::size_t start = 0;
+  for (long n = 1; n < line; ++n) start = text.find('\n', start) + 1;
+  return text.substr(start, text.find('\n', start) - start);
+}
+
+// Parses and places `text` expecting an error at `line`, at the column where `token`
+// first appears on that line, naming `key` and containing `what`.
+void expect_error(const std::string& text, long line, const std::string& token,
+                  const std::string& key, const std::string& what) {
+  CAPTURE(text);
+  const std::size_t found = line_of(text, line).find(token);
+  REQUIRE(found != std::string::npos);
+  const long column = long(found) + 1;
+  try {
+    io::make_setup(io::parse_model(text, "model.yaml"));
+    FAIL("no error; expected " << what);
+  } catch (const ModelError& e) {
+    const std::string msg = e.what();
+    CAPTURE(msg);
+    CHECK(e.line() == line);
+    CHECK(e.column() == column);
+    CHECK(e.key() == key);
+    const std::string prefix = "model.yaml:" + std::to_string(line) + ":" +
+                               std::to_string(column) + ": " + (key.empty() ? "" : key + ": ");
+    CHECK(msg.rfind(prefix, 0) == 0);
+    CHECK(msg.find(what) != std::string::npos);
+  }
+}
+
+double distance(const std::array<double, 3>& a, const std::array<double, 3>& b,
+                const std::array<double, 3>& box, bool periodic) {
+  double s = 0;
+  for (int d = 0; d < 3; ++d) {
+    double dx = a[d] - b[d];
+    if (periodic) dx -= box[d] * std::round(dx / box[d]);
+    s += dx * dx;
+  }
+  return std::sqrt(s);
+}
+
+bool is_ancestor(const sim::Setup& s, int64_t a, int64_t of) {
+  for (int64_t p = s.bodies[of].parent; p >= 0; p = s.bodies[p].parent)
+    if (p == a) return true;
+  return false;
+}
+
+// Checks every nesting invariant of an initial state; returns the number of bodies
+// checked against a parent lumen.
+void check_nesting(const sim::Setup& s) {
+  const bool periodic = s.boundary == sim::Boundary::periodic;
+  const auto& bodies = s.bodies;
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    const auto& b = bodies[i];
+    const auto& k = s.kinds[b.kind];
+    CAPTURE(i);
+    for (int d = 0; d < 3; ++d) {
+      CHECK(b.position[d] >= (periodic ? 0 : k.radius));
+      CHECK(b.position[d] <= s.box[d] - (periodic ? 0 : k.radius));
+    }
+    if (b.membrane >= 0) {  // centred on the mid-surface of the membrane
+      const auto& host = bodies[b.membrane];
+      const auto& hk = s.kinds[host.kind];
+      REQUIRE(hk.compartment);
+      CHECK(k.membrane);
+      CHECK(distance(b.position, host.position, s.box, periodic) ==
+            doctest::Approx(hk.radius - hk.thickness / 2).epsilon(1e-12));
+      CHECK(b.parent == host.parent);
+    } else if (b.parent >= 0) {  // fully inside the parent's lumen
+      const auto& p = bodies[b.parent];
+      const auto& pk = s.kinds[p.kind];
+      REQUIRE(pk.compartment);
+      CHECK(distance(b.position, p.position, s.box, periodic) <=
+            pk.radius - pk.thickness - k.radius + 1e-9);
+    }
+    // The parent is the innermost compartment whose lumen holds the body: no other
+    // compartment that is not an ancestor holds it.
+    for (std::size_t j = 0; j < bodies.size(); ++j) {
+      if (j == i) continue;
+      const auto& o = bodies[j];
+      const auto& ok = s.kinds[o.kind];
+      const double dist = distance(b.position, o.position, s.box, periodic);
+      if (is_ancestor(s, int64_t(j), int64_t(i)) || int64_t(j) == b.membrane) continue;
+      if (is_ancestor(s, int64_t(i), int64_t(j)) || int64_t(i) == o.membrane) continue;
+      // Neither holds the other: the two solid spheres do not overlap.
+      if (dist < k.radius + ok.radius) {
+        CAPTURE(j);
+        FAIL_CHECK("bodies overlap");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the base model loads with its values and defaults") {
+  const io::Model m = io::parse_model(base_model, "model.yaml");
+  CHECK(m.box == std::array<double, 3>{400, 400, 400});
+  CHECK(m.periodic);
+  CHECK(m.dt == 0.1);
+  CHECK(m.steps == 10);
+  CHECK(m.seed == 7);
+  CHECK(m.output_every == 5);
+  CHECK(m.output_file == "t.h5");
+  CHECK(m.repulsion == 10);  // default
+  REQUIRE(m.kinds.size() == 4);
+  CHECK(m.kinds[0].name == "cell");
+  CHECK(m.kinds[0].compartment);
+  CHECK(m.kinds[3].name == "rec");
+  CHECK(m.kinds[3].membrane);
+  CHECK(m.kinds[2].thickness == m.kinds[2].radius);
+  REQUIRE(m.place.size() == 6);
+  CHECK(m.place[1].region == io::Placement::Region::in);
+  CHECK(m.place[1].target == "cell");
+  CHECK(m.place[1].where.line == 13);
+  CHECK(m.text == base_model);
+
+  const io::Model minimal = io::parse_model(
+      "nestsim: 1\nbox: {size: [10, 10, 10]}\nspecies: {a: {radius: 1, diffusion: 2}}\n"
+      "place: [{species: a, at: [5, 5, 5]}]\n",
+      "min.yaml");
+  CHECK(minimal.units.length == "nm");
+  CHECK(minimal.units.time == "us");
+  CHECK(minimal.periodic);
+  CHECK(minimal.steps == 1000);
+  CHECK(minimal.output_every == 100);
+  CHECK(minimal.output_file == "out.h5");
+}
+
+TEST_CASE("errors name file, line, column and key") {
+  SUBCASE("unknown key at the top") {
+    expect_error(with_line(2, "unit: {length: nm}"), 2, "unit", "unit", "unknown key");
+  }
+  SUBCASE("unknown key in a kind") {
+    expect_error(with_line(7, "  ves: {radius: 20, thikness: 4, diffusion: 1}"), 7, "thikness",
+                 "compartments.ves.thikness", "unknown key");
+  }
+  SUBCASE("unknown key in a placement") {
+    expect_error(with_line(13, "  - {compartment: ves, count: 5, inside: cell}"), 13, "inside",
+                 "place[1].inside", "unknown key");
+  }
+  SUBCASE("a word where a number belongs") {
+    expect_error(with_line(7, "  ves: {radius: abc, thickness: 4, diffusion: 1}"), 7, "abc",
+                 "compartments.ves.radius", "expected a number, got 'abc'");
+  }
+  SUBCASE("a quoted number is a string") {
+    expect_error(with_line(9, "  lig: {radius: '2', diffusion: 80}"), 9, "'2'",
+                 "species.lig.radius", "expected a number");
+  }
+  SUBCASE("negative radius") {
+    expect_error(with_line(9, "  lig: {radius: -2, diffusion: 80}"), 9, "-2",
+                 "species.lig.radius", "expected a number > 0, got '-2'");
+  }
+  SUBCASE("negative diffusion") {
+    expect_error(with_line(9, "  lig: {radius: 2, diffusion: -1}"), 9, "-1",
+                 "species.lig.diffusion", ">= 0");
+  }
+  SUBCASE("thickness not below radius") {
+    expect_error(with_line(7, "  ves: {radius: 20, thickness: 20, diffusion: 1}"), 7, "20, diffusion",
+                 "compartments.ves.thickness", "expected a length < radius");
+  }
+  SUBCASE("a list where a map belongs") {
+    expect_error(with_line(4, "simulation: [1, 2]"), 4, "[1", "simulation",
+                 "expected a map, got a list");
+  }
+  SUBCASE("negative steps") {
+    expect_error(with_line(4, "simulation: {steps: -5}"), 4, "-5", "simulation.steps",
+                 "expected an integer >= 0, got '-5'");
+  }
+  SUBCASE("zero output interval") {
+    expect_error(with_line(4, "simulation: {output: {every: 0}}"), 4, "0}",
+                 "simulation.output.every", "expected an integer >= 1");
+  }
+  SUBCASE("unknown unit") {
+    expect_error(with_line(2, "units: {length: km, time: us}"), 2, "km", "units.length",
+                 "expected nm | um, got 'km'");
+  }
+  SUBCASE("unknown boundary") {
+    expect_error(with_line(3, "box: {size: [400, 400, 400], boundary: open}"), 3, "open",
+                 "box.boundary", "expected periodic | reflective");
+  }
+  SUBCASE("box with two edges") {
+    expect_error(with_line(3, "box: {size: [400, 400]}"), 3, "[400", "box.size",
+                 "expected a list of 3 numbers");
+  }
+  SUBCASE("zero box edge") {
+    expect_error(with_line(3, "box: {size: [400, 0, 400]}"), 3, "0, 400]", "box.size[1]",
+                 "expected a number > 0");
+  }
+  SUBCASE("missing box") {
+    expect_error(with_line(3, "# no box"), 1, "nestsim", "box", "missing");
+  }
+  SUBCASE("wrong schema version") {
+    expect_error(with_line(1, "nestsim: 2"), 1, "2", "nestsim", "expected schema version 1");
+  }
+  SUBCASE("duplicate key") {
+    expect_error(with_line(9, "  lig: {radius: 2, radius: 3, diffusion: 80}"), 9, "radius: 3",
+                 "species.lig.radius", "duplicate key");
+  }
+  SUBCASE("a name used for a compartment and a species") {
+    expect_error(with_line(9, "  cell: {radius: 2, diffusion: 80}"), 9, "cell", "species.cell",
+                 "already defined");
+  }
+  SUBCASE("in: naming no compartment kind") {
+    expect_error(with_line(15, "  - {species: lig, count: 100, in: nucleus}"), 15, "nucleus",
+                 "place[3].in", "'nucleus' names no compartment kind");
+  }
+  SUBCASE("in: naming a species") {
+    expect_error(with_line(15, "  - {species: lig, count: 100, in: rec}"), 15, "rec",
+                 "place[3].in", "'rec' names no compartment kind");
+  }
+  SUBCASE("in: a compartment kind not placed before") {
+    expect_error(with_line(13, "  - {compartment: ves, count: 5, in: ves}"), 13, "ves}",
+                 "place[1].in", "no 'ves' compartment is placed before");
+  }
+  SUBCASE("placing an unknown species") {
+    expect_error(with_line(15, "  - {species: ligand, count: 100, in: cell}"), 15, "ligand",
+                 "place[3].species", "'ligand' names no species");
+  }
+  SUBCASE("a placement with two regions") {
+    expect_error(with_line(15, "  - {species: lig, count: 100, in: cell, outside: cell}"), 15,
+                 "{", "place[3]", "exactly one of `at:`, `in:`, `on:`, `outside:`");
+  }
+  SUBCASE("compartment and species in one entry") {
+    expect_error(with_line(15, "  - {species: lig, compartment: ves, in: cell}"), 15, "{",
+                 "place[3]", "exactly one of `compartment:` or `species:`");
+  }
+  SUBCASE("a membrane species placed in a lumen") {
+    expect_error(with_line(14, "  - {species: rec, count: 50, in: cell}"), 14, "{", "place[2]",
+                 "must be placed with `on:`");
+  }
+  SUBCASE("a soluble species placed on a membrane") {
+    expect_error(with_line(15, "  - {species: lig, count: 100, on: cell}"), 15, "cell}",
+                 "place[3].on", "not a membrane species");
+  }
+  SUBCASE("at: with a count") {
+    expect_error(with_line(12, "  - {compartment: cell, count: 2, at: [200, 200, 200]}"), 12,
+                 "2,", "place[0].count", "`at:` places one body");
+  }
+  SUBCASE("zero count") {
+    expect_error(with_line(15, "  - {species: lig, count: 0, in: cell}"), 15, "0,",
+                 "place[3].count", "expected an integer >= 1");
+  }
+  SUBCASE("no diffusion and no medium") {
+    expect_error(with_line(9, "  lig: {radius: 2}"), 9, "{", "species.lig.diffusion",
+                 "missing");
+  }
+  SUBCASE("a kind too large for the box") {
+    expect_error(with_line(6, "  cell: {radius: 200, thickness: 8, diffusion: 0}"), 6, "cell",
+                 "compartments.cell.radius", "does not fit the box");
+  }
+  SUBCASE("YAML syntax error") {
+    expect_error(with_line(9, "  lig: {radius: 2, diffusion: 80"), 10, ": {radius: 3", "", "YAML syntax");
+  }
+  SUBCASE("empty place") {
+    const std::string text = with_line(11, "place: []");
+    expect_error(text.substr(0, text.find("  - {compartment: cell")), 11, "[]", "place", "expected a list of placements");
+  }
+}
+
+TEST_CASE("placement errors are located at the place entry") {
+  SUBCASE("a lumen too crowded for the count") {
+    expect_error(with_line(16, "  - {species: lig, count: 5000, in: ves}"), 16, "{", "place[4]",
+                 "placement cannot fit: placed ");
+  }
+  SUBCASE("a body larger than the lumen") {
+    expect_error(with_line(16, "  - {compartment: cell, count: 1, in: ves}"), 16, "{",
+                 "place[4]", "placement cannot fit");
+  }
+  SUBCASE("at: crossing a membrane") {
+    expect_error(with_line(13, "  - {compartment: ves, at: [200, 200, 345]}"), 13, "{",
+                 "place[1]", "would cross its membrane");
+  }
+  SUBCASE("at: outside a reflective box") {
+    std::string text = with_line(3, "box: {size: [400, 400, 400], boundary: reflective}");
+    text = text.substr(0, text.find("  - {compartment: ves")) +
+           "  - {species: lig, at: [1, 200, 200]}\n";
+    expect_error(text, 13, "{", "place[1]", "does not lie inside the box");
+  }
+  // Errors from placement come through make_setup, not the parser.
+  const auto place = [](const std::string& text) {
+    return io::make_setup(io::parse_model(text, "model.yaml"));
+  };
+  CHECK_THROWS_AS(place(with_line(16, "  - {species: lig, count: 5000, in: ves}")), ModelError);
+}
+
+TEST_CASE("load_model reads a file and names it in errors") {
+  const std::string path = "/tmp/nestsim_test_model_" + std::to_string(::getpid()) + ".yaml";
+  {
+    std::ofstream out(path);
+    out << with_line(9, "  lig: {radius: 2, diffusion: fast}");
+  }
+  try {
+    io::load_model(path);
+    FAIL("no error");
+  } catch (const ModelError& e) {
+    CHECK(std::string(e.what()).rfind(path + ":9:31: species.lig.diffusion: expected a number >= 0 or stokes-einstein, got 'fast'", 0) == 0);
+  }
+  std::remove(path.c_str());
+  try {
+    io::load_model(path);
+    FAIL("no error");
+  } catch (const io::InputError& e) {
+    CHECK(e.line() == 0);
+    CHECK(std::string(e.what()).find("cannot open") != std::string::npos);
+  }
+}
+
+TEST_CASE("placements obey nesting") {
+  const io::Model m = io::parse_model(base_model, "model.yaml");
+  const sim::Setup s = io::make_setup(m);
+  REQUIRE(s.bodies.size() == 1 + 5 + 50 + 100 + 20 + 100);
+  CHECK(s.capacity == io::default_capacity(s.bodies.size()));
+  check_nesting(s);
+  // Each entry's bodies have the parent kind the entry asks for.
+  const auto& b = s.bodies;
+  CHECK(b[0].parent == -1);
+  for (int i = 1; i <= 5; ++i) CHECK(b[i].parent == 0);
+  for (int i = 6; i < 56; ++i) CHECK(b[i].membrane == 0);
+  for (int i = 56; i < 156; ++i) CHECK(b[i].parent == 0);
+  for (int i = 156; i < 176; ++i) {
+    REQUIRE(b[i].parent >= 1);
+    CHECK(b[i].parent <= 5);
+  }
+  for (int i = 176; i < 276; ++i) {
+    CHECK(b[i].parent == -1);
+    CHECK(distance(b[i].position, b[0].position, s.box, true) >= 150 + 2);
+  }
+
+  SUBCASE("the default model") {
+    const sim::Setup d =
+        io::make_setup(io::load_model(NESTSIM_SOURCE_DIR "/models/default.yaml"));
+    CHECK(d.bodies.size() > 2000);
+    CHECK(d.bodies.size() < 5000);
+    check_nesting(d);
+    // Three levels of nesting: cargo in a vesicle in an endosome/lysosome in the cell.
+    int deepest = 0;
+    for (std::size_t i = 0; i < d.bodies.size(); ++i) {
+      int depth = 0;
+      for (int64_t p = d.bodies[i].parent; p >= 0; p = d.bodies[p].parent) ++depth;
+      deepest = std::max(deepest, depth);
+    }
+    CHECK(deepest == 3);
+  }
+  SUBCASE("a reflective box") {
+    const sim::Setup r = io::make_setup(io::parse_model(
+        with_line(3, "box: {size: [400, 400, 400], boundary: reflective}"), "model.yaml"));
+    CHECK(r.boundary == sim::Boundary::reflective);
+    check_nesting(r);
+  }
+  SUBCASE("a cell across the periodic boundary") {
+    const sim::Setup p = io::make_setup(io::parse_model(
+        with_line(12, "  - {compartment: cell, at: [10, 390, 200]}"), "model.yaml"));
+    check_nesting(p);
+  }
+  SUBCASE("at: finds the innermost lumen") {
+    const sim::Setup a = io::make_setup(io::parse_model(
+        with_line(13, "  - {compartment: ves, at: [200, 200, 250]}\n"
+                      "  - {species: lig, at: [200, 200, 255]}\n"
+                      "  - {species: lig, at: [200, 200, 300]}"),
+        "model.yaml"));
+    CHECK(a.bodies[1].parent == 0);
+    CHECK(a.bodies[2].parent == 1);  // in the vesicle
+    CHECK(a.bodies[3].parent == 0);  // in the cell, outside the vesicle
+  }
+}
+
+TEST_CASE("placement is a function of the seed") {
+  const io::Model m = io::parse_model(base_model, "model.yaml");
+  const sim::Setup a = io::make_setup(m), b = io::make_setup(m);
+  REQUIRE(a.bodies.size() == b.bodies.size());
+  bool same = true;
+  for (std::size_t i = 0; i < a.bodies.size(); ++i)
+    same = same && a.bodies[i].position == b.bodies[i].position &&
+           a.bodies[i].parent == b.bodies[i].parent;
+  CHECK(same);
+  io::Model other = m;
+  other.seed = 8;
+  const sim::Setup c = io::make_setup(other);
+  CHECK(c.bodies[100].position != a.bodies[100].position);
+}
+
+TEST_CASE("capacity") {
+  const std::string text = with_line(4, "simulation: {capacity: 1000}");
+  CHECK(io::make_setup(io::parse_model(text, "m.yaml")).capacity == 1000);
+  CHECK(io::default_capacity(10) == 74);
+  CHECK(io::default_capacity(1000) == 2000);
+  CHECK_THROWS_WITH_AS(
+      io::make_setup(io::parse_model(with_line(4, "simulation: {capacity: 10}"), "m.yaml")),
+      doctest::Contains("simulation.capacity"), ModelError);
+}
+
+TEST_CASE("units and Stokes-Einstein") {
+  // kB T / (6 pi eta r) at 300 K in water-like 1 mPa s, r = 2 nm: 1.09868557e-10 m^2/s.
+  const double d_si = 1.380649e-23 * 300 / (6 * M_PI * 1e-3 * 2e-9);
+  CHECK(d_si == doctest::Approx(1.09868557e-10).epsilon(1e-7));
+  io::Units nm_us{"nm", "us"}, um_ms{"um", "ms"}, nm_ns{"nm", "ns"}, um_s{"um", "s"};
+  CHECK(io::stokes_einstein(2, 300, 1e-3, nm_us) == doctest::Approx(109.868557).epsilon(1e-7));
+  CHECK(io::stokes_einstein(0.002, 300, 1e-3, um_ms) ==
+        doctest::Approx(0.109868557).epsilon(1e-7));
+  CHECK(io::stokes_einstein(2, 300, 1e-3, nm_ns) == doctest::Approx(0.109868557).epsilon(1e-7));
+  CHECK(io::stokes_einstein(0.002, 300, 1e-3, um_s) == doctest::Approx(109.868557).epsilon(1e-7));
+  // Inversely proportional to radius and viscosity, proportional to temperature.
+  CHECK(io::stokes_einstein(4, 600, 2e-3, nm_us) == doctest::Approx(109.868557 / 2).epsilon(1e-7));
+
+  const std::string model = R"(nestsim: 1
+units: {length: um, time: ms}
+box: {size: [1, 1, 1]}
+medium: {temperature: 300, viscosity: 0.001}
+species:
+  a: {radius: 0.002, diffusion: stokes-einstein}
+  b: {radius: 0.002}
+  c: {radius: 0.002, viscosity: 0.1}
+  d: {radius: 0.002, diffusion: 3}
+place: [{species: a, at: [0.5, 0.5, 0.5]}]
+)";
+  const sim::Setup s = io::make_setup(io::parse_model(model, "se.yaml"));
+  CHECK(s.length_unit == "um");
+  CHECK(s.time_unit == "ms");
+  CHECK(s.kinds[0].diffusion == doctest::Approx(0.109868557).epsilon(1e-7));
+  CHECK(s.kinds[1].diffusion == doctest::Approx(0.109868557).epsilon(1e-7));  // default
+  CHECK(s.kinds[2].diffusion == doctest::Approx(0.00109868557).epsilon(1e-7));
+  CHECK(s.kinds[3].diffusion == 3);  // given: in model units, not converted
+
+  expect_error(R"(nestsim: 1
+box: {size: [1, 1, 1]}
+medium: {temperature: -3}
+)",
+               3, "-3", "medium.temperature", "expected a number > 0");
+}
