@@ -106,6 +106,7 @@ std::string read_scalar_string(hid_t stored_type, Read read, const std::string& 
     throw std::runtime_error("HDF5: " + what + " is not a string");
   if (H5Tis_variable_str(stored_type) > 0) {
     const Handle type = string_type();
+    check(H5Tset_cset(type.get(), H5Tget_cset(stored_type)), "string type");
     char* text = nullptr;
     check(read(type.get(), &text), "cannot read " + what);
     std::string value = text ? text : "";
