@@ -12,6 +12,9 @@ const char* to_string(Method method) {
   switch (method) {
     case Method::hsx: return "hsx";
     case Method::brute: return "brute";
+    case Method::brute_tiled: return "brute_tiled";
+    case Method::brute_balanced: return "brute_balanced";
+    case Method::brute_mapping: return "brute_mapping";
     case Method::grid_uniform: return "grid_uniform";
     case Method::grid_aabb: return "grid_aabb";
   }
@@ -19,12 +22,16 @@ const char* to_string(Method method) {
 }
 
 std::vector<std::string> method_names() {
-  return {"hsx", "brute", "grid_uniform", "grid_aabb"};
+  return {"hsx",           "brute",        "brute_tiled", "brute_balanced",
+          "brute_mapping", "grid_uniform", "grid_aabb"};
 }
 
 Method method_from_string(const std::string& name) {
   if (name == "hsx") return Method::hsx;
   if (name == "brute") return Method::brute;
+  if (name == "brute_tiled") return Method::brute_tiled;
+  if (name == "brute_balanced") return Method::brute_balanced;
+  if (name == "brute_mapping") return Method::brute_mapping;
   if (name == "grid_uniform") return Method::grid_uniform;
   if (name == "grid_aabb") return Method::grid_aabb;
   std::string known;

@@ -24,6 +24,10 @@ enum class Overlap { hollow, solid };
 enum class Method {
   hsx,    // the multi-level grid of the HSX paper, Algorithm 1 (sections 3-4)
   brute,  // the plain parallel double loop: the reference
+  // The seeds' brute-force schedules (nestsim/device/pairwise.cuh):
+  brute_tiled,     // row per item, segments of 1024 (pairwise seed, Algorithm 3, section V)
+  brute_balanced,  // circular schedule (pairwise seed, Algorithm 4, with the even-N rule)
+  brute_mapping,   // index -> pair mapping + 1-bit mask (gpu-mapping-function seed, 3.2-3.4)
   // Solid-sphere baseline grids (DESIGN.md "Baselines"; src/solid_grids.cuh); exact test
   // on every candidate, so they also serve hollow mode:
   grid_uniform,  // uniform grid, cell >= largest diameter, 27 (9 in 2D) neighbour cells
@@ -52,6 +56,11 @@ struct BroadphaseOptions {
   // r - q - skin (thickness min(q + 2 skin, r + skin)), so that a list built now still
   // holds every pair after each body moved at most skin / 2.
   double skin = 0;
+  // Variants of Method::brute_mapping, for benchmarks; the pairs do not change. The
+  // lazy mapping a = k / N, b = k % N instead of the square root (gpu-mapping-function
+  // seed, section 3.2.2), and one byte per pair instead of one bit (section 3.4).
+  bool mapping_lazy = false;
+  bool mapping_byte_mask = false;
 
   void validate() const;  // throws std::invalid_argument with what is wrong
 };
