@@ -147,7 +147,8 @@ TEST_CASE("the file has the H5MD layout") {
   CHECK(string_attribute(f, "/h5md/creator", "version") == "0.1.0-test");
   CHECK(!string_attribute(f, "/h5md/author", "name").empty());
   CHECK(string_attribute(f, "/particles/bodies/position/value", "unit") == "nm");
-  CHECK(string_attribute(f, "/particles/bodies/position/time", "unit") == "us");
+  CHECK(string_attribute(f, "/particles/bodies/position/time", "unit") == "ns");
+  CHECK(string_attribute(f, "/observables/model_time/value", "unit") == "us");
   {
     const hid_t a = H5Aopen_by_name(f, "/particles/bodies/box", "boundary", H5P_DEFAULT,
                                     H5P_DEFAULT);
@@ -175,7 +176,10 @@ TEST_CASE("the file has the H5MD layout") {
                         "/particles/bodies/radius/value", "/particles/bodies/thickness/value",
                         "/particles/bodies/parent/value", "/particles/bodies/membrane/value"})
     CHECK(dims_of(f, p) == std::vector<hsize_t>{3, 300});
-  CHECK(dims_of(f, "/particles/bodies/box/edges/value") == std::vector<hsize_t>{3, 3});
+  CHECK(dims_of(f, "/particles/bodies/box/edges/value") == std::vector<hsize_t>{3, 3, 3});
+  const auto edges = read_all<double>(f, "/particles/bodies/box/edges/value", H5T_NATIVE_DOUBLE);
+  CHECK(std::vector<double>(edges.begin(), edges.begin() + 9) ==
+        std::vector<double>{400, 0, 0, 0, 400, 0, 0, 0, 400});
   CHECK(dims_of(f, "/observables/kind_count/value") == std::vector<hsize_t>{3, K});
   CHECK(dims_of(f, "/observables/container_count/value") == std::vector<hsize_t>{3, K, K + 1});
   CHECK(dims_of(f, "/parameters/species_names") == std::vector<hsize_t>{K});
@@ -187,7 +191,9 @@ TEST_CASE("the file has the H5MD layout") {
   CHECK(read_all<int64_t>(f, "/particles/bodies/id/step", H5T_NATIVE_INT64) ==
         std::vector<int64_t>{0, 10, 20});
   CHECK(read_all<double>(f, "/observables/body_count/time", H5T_NATIVE_DOUBLE) ==
-        std::vector<double>{0, 5, 10});
+        std::vector<double>{0, 5000, 10000});  // ns
+  CHECK(read_all<double>(f, "/observables/model_time/value", H5T_NATIVE_DOUBLE) ==
+        std::vector<double>{0, 5, 10});  // us
 
   // Ids: the bodies, then -1 in every empty slot (and for the body removed at frame 2).
   const auto ids = read_all<int64_t>(f, "/particles/bodies/id/value", H5T_NATIVE_INT64);

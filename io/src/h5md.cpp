@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <unordered_map>
 
 #include "hdf5_handle.h"
@@ -34,7 +35,7 @@ struct Series {
 // Indices into series_specs(), in the order a frame is written.
 namespace ts {
 enum : std::size_t {
-  edges, body_count, kind_count, container_count, membrane_count, next_id,
+  edges, body_count, kind_count, container_count, membrane_count, next_id, model_time,
   id, species, radius, thickness, parent, membrane, position,  // position last: see header
   count
 };
@@ -56,6 +57,7 @@ std::vector<SeriesSpec> series_specs() {
       {"/observables/container_count/value", H5T_STD_I64LE, H5T_NATIVE_INT64, false, 0},
       {"/observables/membrane_count/value", H5T_STD_I64LE, H5T_NATIVE_INT64, false, 0},
       {"/observables/next_id/value", H5T_STD_I64LE, H5T_NATIVE_INT64, false, 0},
+      {"/observables/model_time/value", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, false, 0},
       {"/particles/bodies/id/value", H5T_STD_I64LE, H5T_NATIVE_INT64, true, -1},
       {"/particles/bodies/species/value", H5T_STD_I32LE, H5T_NATIVE_INT32, true, -1},
       {"/particles/bodies/radius/value", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, true, 0},
@@ -64,6 +66,16 @@ std::vector<SeriesSpec> series_specs() {
       {"/particles/bodies/membrane/value", H5T_STD_I64LE, H5T_NATIVE_INT64, true, -1},
       {"/particles/bodies/position/value", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, true, 0},
   };
+}
+
+// The unit of the H5MD `time` datasets and the factor from model time to it. MDAnalysis
+// (2.4) refuses a file whose time unit it does not know (it knows ns and s, not us or
+// ms), so us and ms are written as ns; /observables/model_time keeps the exact model
+// time.
+std::pair<std::string, double> h5md_time_unit(const std::string& model_unit) {
+  if (model_unit == "us") return {"ns", 1e3};
+  if (model_unit == "ms") return {"ns", 1e6};
+  return {model_unit, 1};
 }
 
 std::string parent_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
@@ -124,7 +136,8 @@ Handle open_trajectory(const std::string& path, bool write) {
   for (const auto& s : series_specs())
     if (!hdf5::exists(file.get(), s.path)) not_nestsim(path, std::string("no ") + s.path);
   for (const char* p :
-       {step_path, time_path, "/parameters/model", "/parameters/seed", "/parameters/box"})
+       {step_path, time_path, "/parameters/model", "/parameters/seed", "/parameters/box",
+        "/parameters/time_unit"})
     if (!hdf5::exists(file.get(), p)) not_nestsim(path, std::string("no ") + p);
   return file;
 }
@@ -148,6 +161,7 @@ struct H5mdWriter::Impl {
   std::size_t kinds = 0;
   std::array<double, 3> box{0, 0, 0};
   int64_t last_step = -1;
+  double time_scale = 1;  // H5MD time = model time * time_scale
 
   void open_series(const std::vector<SeriesSpec>& specs) {
     step = hdf5::open_dataset(file.get(), step_path);
@@ -210,7 +224,9 @@ H5mdWriter::H5mdWriter(const std::string& path, const sim::Setup& setup,
       w.time = Handle(H5Dcreate2(f, time_path, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
                                  props.get(), H5P_DEFAULT),
                       H5Dclose, "cannot create time");
-      hdf5::write_attribute(w.time.get(), "unit", setup.time_unit);
+      const auto [unit, scale] = h5md_time_unit(setup.time_unit);
+      hdf5::write_attribute(w.time.get(), "unit", unit);
+      w.time_scale = scale;
     }
     hdf5::create_group(f, "/observables");
     const hsize_t K = w.kinds;
@@ -220,8 +236,9 @@ H5mdWriter::H5mdWriter(const std::string& path, const sim::Setup& setup,
       std::vector<hsize_t> inner;
       const std::string name = s.path;
       if (s.per_slot) inner.push_back(w.slots);
-      if (name == series_specs()[ts::position].path || name == series_specs()[ts::edges].path)
-        inner.push_back(3);
+      if (name == series_specs()[ts::position].path) inner.push_back(3);
+      // A D x D matrix (diagonal: a rectangular box); MDAnalysis reads only this form.
+      if (name == series_specs()[ts::edges].path) inner = {3, 3};
       if (name == series_specs()[ts::kind_count].path) inner = {K};
       if (name == series_specs()[ts::container_count].path ||
           name == series_specs()[ts::membrane_count].path)
@@ -254,6 +271,8 @@ H5mdWriter::H5mdWriter(const std::string& path, const sim::Setup& setup,
       if (name == series_specs()[ts::position].path || name == series_specs()[ts::edges].path ||
           name == series_specs()[ts::radius].path || name == series_specs()[ts::thickness].path)
         hdf5::write_attribute(d.get(), "unit", setup.length_unit);
+      if (name == series_specs()[ts::model_time].path)
+        hdf5::write_attribute(d.get(), "unit", setup.time_unit);
       if (group != "/particles/bodies/position") {
         check(H5Lcreate_hard(f, step_path, f, (group + "/step").c_str(), H5P_DEFAULT,
                              H5P_DEFAULT),
@@ -323,13 +342,16 @@ H5mdWriter H5mdWriter::append(const std::string& path) {
   shrink(w.time.get());
   for (auto& s : w.series) shrink(s.value.get());
   w.frames = frames;
+  w.time_scale = h5md_time_unit(hdf5::read_string(w.file.get(), "/parameters/time_unit")).second;
   w.slots = w.series[ts::id].inner[0];
   w.kinds = w.series[ts::kind_count].inner[0];
   if (frames > 0) {
     int64_t step = 0;
     read_row(w.step.get(), H5T_NATIVE_INT64, frames - 1, &step);
     w.last_step = step;
-    read_row(w.series[ts::edges].value.get(), H5T_NATIVE_DOUBLE, frames - 1, w.box.data());
+    double edges[9];
+    read_row(w.series[ts::edges].value.get(), H5T_NATIVE_DOUBLE, frames - 1, edges);
+    w.box = {edges[0], edges[4], edges[8]};
   } else {
     const Handle box = hdf5::open_dataset(w.file.get(), "/parameters/box");
     check(H5Dread(box.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, w.box.data()),
@@ -414,12 +436,14 @@ void H5mdWriter::write(const sim::Frame& fr) {
   const int64_t step = int64_t(fr.step);
   const hsize_t f = w.frames;
   const void* rows[ts::count] = {};
-  rows[ts::edges] = w.box.data();
+  const double edges[9] = {w.box[0], 0, 0, 0, w.box[1], 0, 0, 0, w.box[2]};
+  rows[ts::edges] = edges;
   rows[ts::body_count] = &count;
   rows[ts::kind_count] = per_kind.data();
   rows[ts::container_count] = by_container.data();
   rows[ts::membrane_count] = by_membrane.data();
   rows[ts::next_id] = &next;
+  rows[ts::model_time] = &fr.time;
   rows[ts::id] = ids.data();
   rows[ts::species] = kinds.data();
   rows[ts::radius] = r.data();
@@ -428,7 +452,8 @@ void H5mdWriter::write(const sim::Frame& fr) {
   rows[ts::membrane] = membranes.data();
   rows[ts::position] = x.data();
   append_row(w.step.get(), H5T_NATIVE_INT64, f, {}, &step);
-  append_row(w.time.get(), H5T_NATIVE_DOUBLE, f, {}, &fr.time);
+  const double h5md_time = fr.time * w.time_scale;
+  append_row(w.time.get(), H5T_NATIVE_DOUBLE, f, {}, &h5md_time);
   for (std::size_t i = 0; i < ts::count; ++i)
     append_row(w.series[i].value.get(), w.series[i].memory_type, f, w.series[i].inner, rows[i]);
   check(H5Fflush(w.file.get(), H5F_SCOPE_GLOBAL), "flush");
@@ -458,8 +483,7 @@ struct Reader {
     const hsize_t S = hdf5::dims(values[ts::id].get())[1];
     int64_t step = 0, next = 0;
     read_row(hdf5::open_dataset(file.get(), step_path).get(), H5T_NATIVE_INT64, index, &step);
-    read_row(hdf5::open_dataset(file.get(), time_path).get(), H5T_NATIVE_DOUBLE, index,
-             &fr.time);
+    read_row(values[ts::model_time].get(), H5T_NATIVE_DOUBLE, index, &fr.time);
     read_row(values[ts::next_id].get(), H5T_NATIVE_INT64, index, &next);
     fr.step = uint64_t(step);
     fr.next_id = uint64_t(next);

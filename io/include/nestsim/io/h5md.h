@@ -6,7 +6,7 @@
 //     creator/                    attr name = "nestsim", version
 //   /particles/bodies/
 //     box/                        attrs dimension = 3, boundary = 3 x periodic|none
-//       edges/{step,time,value[frame][3]}
+//       edges/{step,time,value[frame][3][3]}  diagonal matrix of the edge lengths
 //     position/{step,time,value[frame][slot][3]}   float64, attr unit (length)
 //     id/value[frame][slot]          int64, -1 marks an empty slot
 //     species/value[frame][slot]     int32, index into /parameters/species_names
@@ -20,12 +20,15 @@
 //     membrane_count/value[frame][kind][kind+1]    by the kind of the membrane holding
 //                                                   it; the last column: none
 //     next_id/value[frame]                    the id the next new body gets
+//     model_time/value[frame]                 time in the model's unit, exactly
 //   /parameters/
 //     species_names[kind], kinds/{compartment,membrane,radius,thickness,diffusion}[kind]
 //     model (the model file's text), model_path, seed, version, length_unit, time_unit
 //
 // Every step and time dataset is one pair (hard links to position/step and
-// position/time, as H5MD allows). Frames are appended and the file flushed after each:
+// position/time, as H5MD allows). `time` is in ns when the model's unit is us or ms
+// (MDAnalysis refuses units it does not know), else in the model's unit; positions,
+// radii and box are in the model's length unit. Frames are appended and the file flushed after each:
 // a run killed between frames leaves a file readable up to its last frame. A run
 // killed while a frame is being written can leave the datasets one frame apart; the
 // reader takes the shortest, and position/value is extended last so that readers
