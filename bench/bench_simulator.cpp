@@ -26,8 +26,8 @@ using Vec = std::array<double, 3>;
 namespace {
 
 struct Args {
-  uint64_t proteins = 100000, steps = 50, output_every = 25, seed = 1;
-  double dt = 0.01, skin = 2.0;
+  uint64_t proteins = 100000, steps = 100, output_every = 25, seed = 1;
+  double dt = 1e-4, skin = 3.0;  // 0.1 ns steps: sigma = 0.045 nm for D = 10 nm^2/us
   std::string csv;
 };
 
@@ -87,7 +87,7 @@ Setup crowded_cell(const Args& a) {
   s.dt = a.dt;
   s.seed = a.seed;
   s.kT = 1;
-  s.repulsion = 1;  // kT / nm^2: drift D k dt / kT = 0.1 of an overlap per step at dt 0.01
+  s.repulsion = 10;  // kT / nm^2: drift D k dt / kT = 0.01 of an overlap per step at dt 1e-4
   s.boundary = Boundary::reflective;
   const auto kind = [&](const char* name, bool comp, double r, double q, double D) {
     Kind k;
@@ -106,7 +106,7 @@ Setup crowded_cell(const Args& a) {
   const uint32_t receptor = kind("receptor", false, 2.5, 2.5, 1);
   const double protein_volume = 4.0 / 3.0 * kPi * 2.5 * 2.5 * 2.5;
   const double compartments_volume = 100 * 4.0 / 3.0 * kPi * std::pow(150, 3) + 700 * 4.0 / 3.0 * kPi * std::pow(40, 3);
-  const double R = std::cbrt((double(a.proteins) * protein_volume / 0.15 + 2.5 * compartments_volume) * 3 / (4 * kPi)) + 20;
+  const double R = std::cbrt((double(a.proteins) * protein_volume / 0.15 + 5 * compartments_volume) * 3 / (4 * kPi)) + 20;
   s.kinds[cell].radius = R;
   s.box = {2 * R + 20, 2 * R + 20, 2 * R + 20};
   std::mt19937_64 rng(a.seed);
