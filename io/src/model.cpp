@@ -438,6 +438,7 @@ void validate(const Model& m) {
       r.fail(k.where, key + ".radius", os.str());
     }
   }
+  if (m.place.empty()) r.fail(top, "place", "expected a list of placements");
   std::set<std::string> placed;
   for (std::size_t i = 0; i < m.place.size(); ++i) {
     const Placement& p = m.place[i];
