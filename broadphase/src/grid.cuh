@@ -85,7 +85,7 @@ NESTSIM_HD inline LargePlan plan_large(const GridSpec& g, const double* x, doubl
     }
   }
   uint64_t columns = 1;
-  for (int a = 0; a < Dim - 1; ++a) columns *= uint64_t(p.hi[a] - p.lo[a] + 1);
+  for (int a = 1; a < Dim; ++a) columns *= uint64_t(p.hi[a] - p.lo[a] + 1);
   p.columns = columns;
   // A column costs at least two cell look-ups; a direct task tests kDirectChunk bodies.
   if (wraps || 2 * columns >= small_count) {
@@ -97,10 +97,30 @@ NESTSIM_HD inline LargePlan plan_large(const GridSpec& g, const double* x, doubl
   return p;
 }
 
-// Calls visit(cell coordinates, already wrapped) for every cell of column `column` of
-// plan p that the shell wall of a large body can reach: the cells of the column within
-// `outer` of the centre x, less those wholly inside the ball of radius `inner` (the
-// part of the lumen where every small body is contained, equation 1).
+// Splits a run of cells [lo, hi] on axis 0 (unwrapped, at most n[0] long) into at most
+// two pieces of wrapped coordinates and calls piece(a, b) for each.
+template <class Piece>
+NESTSIM_HD inline void for_each_run_piece(const GridSpec& g, long long lo, long long hi,
+                                          Piece& piece) {
+  if (lo > hi) return;
+  if (!g.periodic) {
+    piece(lo, hi);
+    return;
+  }
+  const long long a = g.home(lo, 0), b = a + (hi - lo);
+  if (b < g.n[0]) {
+    piece(a, b);
+  } else {
+    piece(a, g.n[0] - 1);
+    piece(0, b - g.n[0]);
+  }
+}
+
+// Calls visit(c, lo, hi) for the runs of cells along axis 0 that the shell wall of a
+// large body can reach in column `column` of plan p (a column fixes the cell on axes
+// 1..Dim-1; c[1..] wrapped, [lo, hi] unwrapped on axis 0): the cells within `outer` of
+// the centre x, less those wholly inside the ball of radius `inner` (the part of the
+// lumen where every small body is contained, equation 1). At most two runs.
 template <int Dim, class Visit>
 NESTSIM_HD inline void visit_rim_column(const GridSpec& g, const LargePlan& p, uint64_t column,
                                         const double* x, double outer, double inner,
@@ -109,10 +129,10 @@ NESTSIM_HD inline void visit_rim_column(const GridSpec& g, const LargePlan& p, u
   using std::fabs;
   using std::floor;
   using std::sqrt;
-  constexpr int last = Dim - 1;
+  constexpr int run = 0;
   long long c[3] = {0, 0, 0};
   double hmin2 = 0, hmax2 = 0;
-  for (int a = 0; a < last; ++a) {
+  for (int a = 1; a < Dim; ++a) {
     const uint64_t extent = uint64_t(p.hi[a] - p.lo[a] + 1);
     c[a] = p.lo[a] + static_cast<long long>(column % extent);
     column /= extent;
@@ -124,32 +144,23 @@ NESTSIM_HD inline void visit_rim_column(const GridSpec& g, const LargePlan& p, u
   }
   if (hmin2 > outer * outer) return;
   const double reach = sqrt(outer * outer - hmin2);
-  long long lo = g.raw_coord(x[last] - reach, last), hi = g.raw_coord(x[last] + reach, last);
-  if (lo < p.lo[last]) lo = p.lo[last];
-  if (hi > p.hi[last]) hi = p.hi[last];
+  long long lo = g.raw_coord(x[run] - reach, run), hi = g.raw_coord(x[run] + reach, run);
+  if (lo < p.lo[run]) lo = p.lo[run];
+  if (hi > p.hi[run]) hi = p.hi[run];
   // Cells [ex_lo, ex_hi] lie wholly inside the inner ball: skipped.
   long long ex_lo = hi + 1, ex_hi = hi;
   if (inner > 0 && hmax2 < inner * inner) {
     const double depth = sqrt(inner * inner - hmax2);
-    ex_lo = static_cast<long long>(floor((x[last] - depth - g.origin[last]) / g.width[last])) + 1;
-    ex_hi = static_cast<long long>(ceil((x[last] + depth - g.origin[last]) / g.width[last])) - 2;
+    ex_lo = static_cast<long long>(floor((x[run] - depth - g.origin[run]) / g.width[run])) + 1;
+    ex_hi = static_cast<long long>(ceil((x[run] + depth - g.origin[run]) / g.width[run])) - 2;
     if (ex_lo > ex_hi) {
       ex_lo = hi + 1;
       ex_hi = hi;
     }
   }
-  long long w[3];
-  for (int a = 0; a < last; ++a) w[a] = g.home(c[a], a);
-  w[2] = 0;
-  const long long first_end = ex_lo - 1 < hi ? ex_lo - 1 : hi;
-  for (long long cz = lo; cz <= first_end; ++cz) {
-    w[last] = g.home(cz, last);
-    visit(w);
-  }
-  for (long long cz = (ex_hi + 1 > lo ? ex_hi + 1 : lo); cz <= hi; ++cz) {
-    w[last] = g.home(cz, last);
-    visit(w);
-  }
+  for (int a = 1; a < Dim; ++a) c[a] = g.home(c[a], a);
+  visit(c, lo, ex_lo - 1 < hi ? ex_lo - 1 : hi);
+  visit(c, ex_hi + 1 > lo ? ex_hi + 1 : lo, hi);
 }
 
 }  // namespace nestsim::detail

@@ -101,6 +101,45 @@ struct LevelView {
   }
 };
 
+// Visits the small bodies of a run of cells along axis 0 (cells c[1..] fixed, wrapped;
+// [lo, hi] unwrapped): one bucket range per piece when the grid is dense (consecutive x
+// cells are consecutive buckets), else one hashed look-up per cell with the cell check.
+template <class Real, class Body>
+NESTSIM_HD inline void for_each_small_in_run(const LevelView<Real>& v, const long long* c,
+                                             long long lo, long long hi, uint32_t first,
+                                             Body& body) {
+  const GridSpec& g = v.grid;
+  if (g.dense) {
+    struct Piece {
+      const LevelView<Real>& v;
+      const long long* c;
+      uint32_t first;
+      Body& body;
+      NESTSIM_HD void operator()(long long a, long long b) {
+        const long long row[3] = {0, c[1], c[2]};
+        const uint64_t base = v.grid.linear(row);
+        uint32_t t = v.bucket_start[base + uint64_t(a)];
+        const uint32_t t_end = v.bucket_start[base + uint64_t(b) + 1];
+        if (t < first) t = first;
+        for (; t < t_end; ++t) body(t);
+      }
+    } piece{v, c, first, body};
+    for_each_run_piece(g, lo, hi, piece);
+    return;
+  }
+  long long cell[3] = {0, c[1], c[2]};
+  for (long long x = lo; x <= hi; ++x) {
+    cell[0] = g.home(x, 0);
+    const uint64_t lin = g.linear(cell);
+    const uint64_t bucket = g.bucket(lin);
+    uint32_t t = v.bucket_start[bucket];
+    const uint32_t t_end = v.bucket_start[bucket + 1];
+    if (t < first) t = first;
+    for (; t < t_end; ++t)
+      if (v.small_key[t] == lin) body(t);
+  }
+}
+
 // Section 4.1, step 2: each small body finds its cell and takes a rank in its bucket.
 template <class Real, int Dim>
 struct BinSmall {
@@ -155,7 +194,7 @@ struct SmallPairs {
 
   NESTSIM_HD void operator()(uint32_t a) const {
     const GridSpec& g = v.grid;
-    Real pa[3] = {0, 0, 0}, pb[3] = {0, 0, 0};
+    Real pa[3] = {0, 0, 0};
     v.small.load(a, Dim, pa);
     const Real ra = v.small.radius[a], qa = v.small.thickness[a];
     const uint32_t id_a = v.small.id[a];
@@ -170,29 +209,36 @@ struct SmallPairs {
       off_hi[d] = (g.periodic && g.n[d] == 1) ? 0 : 1;
     }
     PairEmitter<Write> e{sink.out, Write ? sink.offsets[a] : 0};
+    struct Test {
+      const LevelView<Real>& v;
+      const Real* pa;
+      Real ra, qa;
+      uint32_t id_a;
+      PairEmitter<Write>& e;
+      NESTSIM_HD void operator()(uint32_t t) {
+        Real pb[3] = {0, 0, 0};
+        v.small.load(t, Dim, pb);
+        if (exact_pair(v.space, pa, ra, qa, pb, v.small.radius[t], v.small.thickness[t]))
+          e.emit(id_a, v.small.id[t]);
+      }
+    } test{v, pa, ra, qa, id_a, e};
     long long nc[3] = {0, 0, 0};
     for (int oz = off_lo[2]; oz <= off_hi[2]; ++oz) {
       for (int oy = off_lo[1]; oy <= off_hi[1]; ++oy) {
-        for (int ox = off_lo[0]; ox <= off_hi[0]; ++ox) {
-          const int off[3] = {ox, oy, oz};
-          bool inside = true;
-          for (int d = 0; d < Dim; ++d) {
-            nc[d] = g.neighbor(c[d] + off[d], d);
-            inside = inside && nc[d] >= 0;
-          }
-          if (!inside) continue;
-          const uint64_t lin = g.linear(nc);
-          const uint64_t bucket = g.bucket(lin);
-          uint32_t t = v.bucket_start[bucket];
-          const uint32_t t_end = v.bucket_start[bucket + 1];
-          if (t <= a) t = a + 1;
-          for (; t < t_end; ++t) {
-            if (!g.dense && v.small_key[t] != lin) continue;
-            v.small.load(t, Dim, pb);
-            if (exact_pair(v.space, pa, ra, qa, pb, v.small.radius[t], v.small.thickness[t]))
-              e.emit(id_a, v.small.id[t]);
-          }
+        const int off[3] = {0, oy, oz};
+        bool inside = true;
+        for (int d = 1; d < Dim; ++d) {
+          nc[d] = g.neighbor(c[d] + off[d], d);
+          inside = inside && nc[d] >= 0;
         }
+        if (!inside) continue;
+        long long lo = c[0] + off_lo[0], hi = c[0] + off_hi[0];
+        if (!g.periodic) {
+          lo = lo < 0 ? 0 : lo;
+          hi = hi > g.n[0] - 1 ? g.n[0] - 1 : hi;
+        }
+        // Each pair once: from the body that comes first in bucket order.
+        for_each_small_in_run(v, nc, lo, hi, a + 1, test);
       }
     }
     if (!Write) sink.counts[a] = e.next;
@@ -220,18 +266,14 @@ struct RimVisitor {
   uint32_t id_l;
   PairEmitter<Write>* e;
 
-  NESTSIM_HD void operator()(const long long* cell) {
-    const GridSpec& g = v->grid;
-    const uint64_t lin = g.linear(cell);
-    const uint64_t bucket = g.bucket(lin);
+  NESTSIM_HD void operator()(uint32_t t) {
     Real ps[3] = {0, 0, 0};
-    for (uint32_t t = v->bucket_start[bucket], t_end = v->bucket_start[bucket + 1]; t < t_end;
-         ++t) {
-      if (!g.dense && v->small_key[t] != lin) continue;
-      v->small.load(t, Dim, ps);
-      if (exact_pair(v->space, ps, v->small.radius[t], v->small.thickness[t], pl, rl, ql))
-        e->emit(v->small.id[t], id_l);
-    }
+    v->small.load(t, Dim, ps);
+    if (exact_pair(v->space, ps, v->small.radius[t], v->small.thickness[t], pl, rl, ql))
+      e->emit(v->small.id[t], id_l);
+  }
+  NESTSIM_HD void operator()(const long long* c, long long lo, long long hi) {
+    for_each_small_in_run(*v, c, lo, hi, 0u, *this);
   }
 };
 

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "brute_schedules.cuh"
+#include "exec.cuh"
 #include "kernels.cuh"
 #include "nestsim/device/pair_finder.cuh"
 #include "solid_grids.cuh"
@@ -80,11 +81,12 @@ void for_each_index(Index n, F f) {
 }
 
 // Exclusive scan of counts[0..n) into offsets[0..n]; returns the total.
-uint64_t scan_counts(thrust::device_vector<uint64_t>& counts,
+template <class Policy>
+uint64_t scan_counts(const Policy& exec, thrust::device_vector<uint64_t>& counts,
                      thrust::device_vector<uint64_t>& offsets, std::size_t n) {
   ensure_size(offsets, n + 1);
   counts[n] = 0;  // counts has room for n + 1
-  thrust::exclusive_scan(thrust::device, counts.begin(), counts.begin() + n + 1, offsets.begin(),
+  thrust::exclusive_scan(exec, counts.begin(), counts.begin() + n + 1, offsets.begin(),
                          uint64_t(0));
   return read_back(offsets, n);
 }
@@ -158,7 +160,7 @@ NESTSIM_HD inline int natural_level(double diameter, double d0) {
 }
 
 constexpr int kLevels = 64;
-constexpr uint32_t kHistogramChunk = 4096;
+constexpr uint32_t kHistogramChunk = 256;
 
 // Levels of a chunk of bodies, histogrammed locally then added with one atomic per bin.
 template <class Real>
@@ -181,6 +183,15 @@ struct LevelHistogram {
     for (int k = 0; k < kLevels; ++k)
       if (local[k]) atomic_fetch_add(&histogram[k], local[k]);
   }
+};
+
+struct InGroup {
+  uint8_t group;
+  NESTSIM_HD bool operator()(uint8_t g) const { return g == group; }
+};
+
+struct NonZero {
+  NESTSIM_HD bool operator()(uint64_t count) const { return count != 0; }
 };
 
 struct GroupTable {
@@ -237,8 +248,26 @@ std::vector<Group> plan_groups(const std::vector<uint32_t>& histogram, int dim, 
 
 }  // namespace
 
+// With NESTSIM_TRACE set, mark(name) synchronises the device and prints the time since
+// the previous mark: the phases of find(), as a profile would show them.
+struct PhaseTrace {
+  bool on = std::getenv("NESTSIM_TRACE") != nullptr;
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+  void mark(const char* name) {
+    if (!on) return;
+#if defined(NESTSIM_BACKEND_CUDA)
+    NESTSIM_CUDA_CHECK(cudaDeviceSynchronize());
+#endif
+    const auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "    %-22s %8.3f ms\n", name,
+                 std::chrono::duration<double, std::milli>(now - last).count());
+    last = now;
+  }
+};
+
 template <class Real>
 struct PairFinder<Real>::State {
+  PhaseTrace phase;
   // effective radii (skin, solid mode)
   thrust::device_vector<Real> r_eff, q_eff;
   // bodies in group order
@@ -252,11 +281,11 @@ struct PairFinder<Real>::State {
   thrust::device_vector<uint32_t> s_id;
   thrust::device_vector<uint64_t> s_key;
   // pair assembly
-  thrust::device_vector<uint64_t> task_count, task_start, counts, offsets;
+  thrust::device_vector<uint64_t> task_count, task_start, counts, offsets, active;
   thrust::device_vector<uint64_t> keys;
   uint64_t pair_count = 0;
+  detail::CachingAllocator alloc;  // Thrust temporaries, kept across calls
   device::PairwiseBuffers pairwise;  // the scheduled brute-force methods
-
   detail::SolidGrids<Real> solid_grids;  // grid_uniform, grid_aabb (solid_grids.cu)
 
   Space<Real> space;
@@ -280,14 +309,20 @@ struct PairFinder<Real>::State {
     PairSink sink;
     sink.counts = raw(counts);
     for_each_index(items, Step<Real, Dim, false>{args..., sink});
-    const uint64_t total = scan_counts(counts, offsets, items);
+    const uint64_t total = scan_counts(detail::policy(alloc), counts, offsets, items);
     if (count_only || total == 0) {
       pair_count += total;
       return;
     }
     sink.offsets = raw(offsets);
     sink.out = reserve(total);
-    for_each_index(items, Step<Real, Dim, true>{args..., sink});
+    // Only the items that found pairs run again to write them.
+    ensure_size(active, std::size_t(items));
+    const auto active_end =
+        thrust::copy_if(detail::policy(alloc), thrust::counting_iterator<uint64_t>(0),
+                        thrust::counting_iterator<uint64_t>(uint64_t(items)), counts.begin(),
+                        active.begin(), NonZero{});
+    thrust::for_each(thrust::device, active.begin(), active_end, Step<Real, Dim, true>{args..., sink});
     pair_count += total;
   }
 
@@ -314,8 +349,9 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
                     std::numeric_limits<double>::max(),
                     0.0,
                     0.0};
+  phase.mark("prepare (radii)");
   const Bounds bounds =
-      thrust::transform_reduce(thrust::device, thrust::counting_iterator<uint32_t>(0),
+      thrust::transform_reduce(detail::policy(alloc), thrust::counting_iterator<uint32_t>(0),
                                thrust::counting_iterator<uint32_t>(n),
                                BodyBounds<Real>{in, Dim}, init, MergeBounds{});
   const Domain& dom = options.domain;
@@ -353,10 +389,18 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
   thrust::transform(thrust::device, natural.begin(), natural.begin() + n, group_key.begin(),
                     LevelToGroup{table});
   ensure_size(order, n);
-  thrust::sequence(thrust::device, order.begin(), order.begin() + n);
-  if (groups.size() > 1)
-    thrust::stable_sort_by_key(thrust::device, group_key.begin(), group_key.begin() + n,
-                               order.begin());
+  phase.mark("bounds, level histogram");
+  // Stable partition by group: the group sizes are known from the histogram, so each
+  // group's ids are one stream compaction into its own range (section 4: "indicator
+  // sequences and prefix sums").
+  if (groups.size() == 1) {
+    thrust::sequence(thrust::device, order.begin(), order.begin() + n);
+  } else {
+    for (std::size_t g = 0; g < groups.size(); ++g)
+      thrust::copy_if(detail::policy(alloc), thrust::counting_iterator<uint32_t>(0),
+                      thrust::counting_iterator<uint32_t>(n), group_key.begin(),
+                      order.begin() + groups[g].begin, InGroup{uint8_t(g)});
+  }
   for (int a = 0; a < Dim; ++a) {
     ensure_size(g_pos[a], n);
     thrust::gather(thrust::device, order.begin(), order.begin() + n,
@@ -369,6 +413,7 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
   thrust::gather(thrust::device, order.begin(), order.begin() + n,
                  thrust::device_pointer_cast(in.thickness), g_q.begin());
 
+  phase.mark("group order, gather");
   BodyArrays<Real> grouped;
   for (int a = 0; a < Dim; ++a) grouped.pos[a] = raw(g_pos[a]);
   grouped.radius = raw(g_r);
@@ -453,7 +498,7 @@ void PairFinder<Real>::State::level(const Group& group, const GridSpec& grid, ui
   for_each_index(ns, detail::BinSmall<Real, Dim>{grid, small_in, raw(bucket_count),
                                                  raw(bucket_of), raw(rank), raw(cell_key)});
   ensure_size(bucket_start, table + 1);
-  thrust::exclusive_scan(thrust::device, bucket_count.begin(), bucket_count.begin() + table + 1,
+  thrust::exclusive_scan(detail::policy(alloc), bucket_count.begin(), bucket_count.begin() + table + 1,
                          bucket_start.begin(), 0u);
   for (int a = 0; a < Dim; ++a) ensure_size(s_pos[a], ns);
   ensure_size(s_r, ns);
@@ -465,6 +510,7 @@ void PairFinder<Real>::State::level(const Group& group, const GridSpec& grid, ui
                                           raw(s_r), raw(s_q), raw(s_id), raw(s_key)};
   for (int a = 0; a < Dim; ++a) scatter.pos[a] = raw(s_pos[a]);
   for_each_index(ns, scatter);
+  phase.mark("grid (count sort)");
 
   LevelView<Real> v;
   v.grid = grid;
@@ -488,15 +534,18 @@ void PairFinder<Real>::State::level(const Group& group, const GridSpec& grid, ui
 
   // Small-small pairs.
   emit_pairs<detail::SmallPairs, Dim>(ns, v);
+  phase.mark("small-small pairs");
   if (nl == 0) return;
 
   // Large-small pairs: tasks per large body, then count -> scan -> write over tasks.
   ensure_size(task_count, std::size_t(nl) + 1);
   for_each_index(nl, detail::CountLargeTasks<Real, Dim>{v, raw(task_count)});
-  const uint64_t tasks = scan_counts(task_count, task_start, nl);
+  const uint64_t tasks = scan_counts(detail::policy(alloc), task_count, task_start, nl);
   if (tasks == 0) return;
   v.task_start = raw(task_start);
+  phase.mark("large tasks");
   emit_pairs<detail::LargePairs, Dim>(tasks, v);
+  phase.mark("large-small pairs");
 }
 
 template <class Real>
@@ -528,6 +577,7 @@ uint64_t PairFinder<Real>::find(const SphereView<Real>& bodies, bool count_only)
   if (n < 2) return 0;
   ensure_size(s.r_eff, n);
   ensure_size(s.q_eff, n);
+  s.phase.mark("(before find)");
   for_each_index(n, EffectiveRadii<Real>{bodies.radius, bodies.thickness, raw(s.r_eff),
                                          raw(s.q_eff), Real(options_.skin),
                                          options_.overlap == Overlap::solid});
@@ -558,7 +608,8 @@ uint64_t PairFinder<Real>::find(const SphereView<Real>& bodies, bool count_only)
       break;
   }
   if (!count_only)
-    thrust::sort(thrust::device, s.keys.begin(), s.keys.begin() + s.pair_count);
+    thrust::sort(detail::policy(s.alloc), s.keys.begin(), s.keys.begin() + s.pair_count);
+  s.phase.mark("sort pairs");
   return s.pair_count;
 }
 
@@ -592,7 +643,7 @@ void PairFinder<Real>::neighbor_lists(uint32_t n, thrust::device_vector<uint64_t
   thrust::copy_n(thrust::device, state_->keys.begin(), p, both.begin());
   thrust::transform(thrust::device, state_->keys.begin(), state_->keys.begin() + p,
                     both.begin() + p, Swapped{});
-  thrust::sort(thrust::device, both.begin(), both.end());
+  thrust::sort(detail::policy(state_->alloc), both.begin(), both.end());
   offsets.resize(std::size_t(n) + 1);
   auto rows = thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0), RowStart{});
   thrust::lower_bound(thrust::device, both.begin(), both.end(), rows, rows + n + 1,

@@ -1,0 +1,88 @@
+// The execution policy of the broad phase: the backend's parallel policy with a caching
+// allocator, so that Thrust's temporary buffers (scans, sorts, reductions) are allocated
+// once and reused across levels and calls instead of a cudaMalloc/cudaFree per call.
+#pragma once
+#include <thrust/execution_policy.h>
+
+#include <cstddef>
+#include <cstdlib>
+#include <map>
+#include <new>
+
+#if defined(NESTSIM_BACKEND_CUDA)
+#include <thrust/system/cuda/execution_policy.h>
+
+#include "nestsim/device/check.cuh"
+#else
+#include <thrust/system/omp/execution_policy.h>
+#endif
+
+namespace nestsim::detail {
+
+class CachingAllocator {
+ public:
+  using value_type = char;
+
+  CachingAllocator() = default;
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+  ~CachingAllocator() {
+    for (auto& [size, p] : free_) release(p);
+    for (auto& [p, size] : used_) release(p);
+  }
+
+  char* allocate(std::ptrdiff_t bytes) {
+    const std::size_t n = std::size_t(bytes);
+    auto it = free_.lower_bound(n);
+    if (it != free_.end() && it->first <= 2 * n + 4096) {
+      char* p = it->second;
+      used_[p] = it->first;
+      free_.erase(it);
+      return p;
+    }
+    char* p = obtain(n);
+    used_[p] = n;
+    return p;
+  }
+
+  void deallocate(char* p, std::size_t) {
+    auto it = used_.find(p);
+    if (it == used_.end()) return;
+    free_.emplace(it->second, p);
+    used_.erase(it);
+  }
+
+ private:
+  static char* obtain(std::size_t n) {
+#if defined(NESTSIM_BACKEND_CUDA)
+    void* p = nullptr;
+    NESTSIM_CUDA_CHECK(cudaMalloc(&p, n ? n : 1));
+    return static_cast<char*>(p);
+#else
+    void* p = std::malloc(n ? n : 1);
+    if (!p) throw std::bad_alloc();
+    return static_cast<char*>(p);
+#endif
+  }
+  static void release(char* p) {
+#if defined(NESTSIM_BACKEND_CUDA)
+    cudaFree(p);  // in a destructor: an error here cannot be reported
+#else
+    std::free(p);
+#endif
+  }
+
+  std::multimap<std::size_t, char*> free_;
+  std::map<char*, std::size_t> used_;
+};
+
+// The policy for Thrust calls that allocate temporaries.
+inline auto policy(CachingAllocator& alloc) {
+#if defined(NESTSIM_BACKEND_CUDA)
+  return thrust::cuda::par(alloc);
+#else
+  return thrust::omp::par(alloc);
+#endif
+}
+
+}  // namespace nestsim::detail
