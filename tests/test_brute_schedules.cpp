@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <functional>
 #include <string>
 #include <vector>
@@ -69,8 +70,10 @@ void check_scene(const std::string& label, const scenes::Scene& scene, double sk
       const uint64_t found = finder.find();
       const std::vector<Pair> result = to_pairs(finder.pairs());
       const Difference d = compare(reference, result);
-      INFO(label << " n=" << bodies.size() << " " << v.name << " "
-                 << (overlap == Overlap::hollow ? "hollow" : "solid") << ": " << d.describe());
+      const std::string what = label + " n=" + std::to_string(bodies.size()) + " " + v.name +
+                               (overlap == Overlap::hollow ? " hollow: " : " solid: ") +
+                               d.describe();
+      INFO(what);
       CHECK(d.missed.empty());
       CHECK(d.spurious.empty());
       CHECK(sorted_unique_ordered(result));
@@ -136,7 +139,8 @@ TEST_CASE("every pair exactly once for every n from 0 to 70 (all bodies overlap)
       const BroadphaseOptions o = options_for(s, Overlap::hollow, v, 0);
       Broadphase<double> finder(o);
       finder.upload(bodies);
-      INFO("n=" << n << " " << v.name);
+      const std::string what = "n=" + std::to_string(n) + " " + v.name;
+      INFO(what);
       CHECK(finder.count() == all.size());
       CHECK(finder.find() == all.size());
       CHECK(to_pairs(finder.pairs()) == all);

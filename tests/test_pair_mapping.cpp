@@ -6,7 +6,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "nestsim/pair_mapping.h"
@@ -111,6 +113,22 @@ TEST_CASE("sqrt mapping: every k for every n up to 700, float and double") {
       REQUIRE(pair_index(a, b, n) == k);
     }
   }
+}
+
+TEST_CASE("sqrt mapping: every k for n = 10^4; the float root needs section 3.3's rules") {
+  const uint32_t n = 10000;
+  CHECK(check_all<float>(n).count == 0);
+  CHECK(check_all<double>(n).count == 0);
+  // Without the corrections the float root is wrong somewhere here, so the rules above
+  // are exercised, not idle.
+  uint64_t raw_wrong = 0;
+  for (uint64_t k = 0; k < pair_index_count(n); ++k) {
+    const uint64_t t = 2 * uint64_t(n) - 1;
+    const float root = std::sqrt(float(t * t - 8 * k));
+    const int64_t a1 = int64_t(std::floor((float(2 * uint64_t(n) + 1) - root) / 2.0f));
+    raw_wrong += uint32_t(a1 - 1) != row_of(k, n);
+  }
+  CHECK(raw_wrong > 0);
 }
 
 TEST_CASE("sqrt mapping: stretches at every row start for large n (double)") {
