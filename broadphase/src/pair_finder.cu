@@ -371,11 +371,12 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
 
   // Natural levels and their histogram.
   ensure_size(natural, n);
-  histogram.assign(kLevels, 0u);
+  ensure_size(histogram, kLevels);
+  thrust::fill_n(thrust::device, histogram.begin(), kLevels, 0u);
   const uint32_t chunks = (n + kHistogramChunk - 1) / kHistogramChunk;
   for_each_index(chunks, LevelHistogram<Real>{in.radius, n, d0, pad, raw(natural), raw(histogram)});
   std::vector<uint32_t> host_histogram(kLevels);
-  thrust::copy(histogram.begin(), histogram.end(), host_histogram.begin());
+  thrust::copy_n(histogram.begin(), kLevels, host_histogram.begin());
   const std::vector<Group> groups = plan_groups(host_histogram, Dim, n);
 
   // Sort bodies by group (stable: ties keep index order).

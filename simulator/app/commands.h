@@ -9,4 +9,9 @@ namespace nestsim::app {
 int pairs_command(const std::vector<std::string>& args);
 extern const char* const kPairsHelp;
 
+int analyze_command(const std::vector<std::string>& args);
+extern const char* const kAnalyzeHelp;
+int run_command(const std::vector<std::string>& args);
+extern const char* const kRunHelp;
+
 }  // namespace nestsim::app

@@ -17,6 +17,8 @@ const char* const kHelp =
     "usage: nestsim <command> [options]\n"
     "\n"
     "commands:\n"
+    "  run [MODEL.yaml]  run a model (default: models/default.yaml), write an H5MD\n"
+    "                    trajectory\n"
     "  pairs SCENE.csv   find all intersecting pairs of nested hollow spheres (HSX)\n"
     "\n"
     "options:\n"
@@ -43,6 +45,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (command == "pairs") return nestsim::app::pairs_command(args);
+    if (command == "run") return nestsim::app::run_command(args);
     std::cerr << "nestsim: unknown command '" << command << "'\n\n" << kHelp;
     return 2;
   } catch (const std::exception& e) {

@@ -11,6 +11,7 @@
 #include <thrust/transform_reduce.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
@@ -162,6 +163,21 @@ struct Simulation::Impl {
       if (!(kind.diffusion >= 0)) invalid("kind '" + kind.name + "': diffusion must be >= 0");
     }
     if (!(options.skin >= 0)) invalid("skin must be >= 0");
+    // Euler-Maruyama on the harmonic repulsion relaxes an overlap h by the factor
+    // 1 - (D / kT) k dt per step: it overshoots past 1 and diverges past 2. Refuse a step
+    // that cannot resolve the stiffest contact instead of producing nonsense.
+    double dmax = 0;
+    for (const Kind& kind : s.kinds) dmax = std::max(dmax, kind.diffusion);
+    const double stiffness = dmax / s.kT * s.repulsion * s.dt;
+    if (stiffness > 1.0) {
+      char msg[512];
+      std::snprintf(msg, sizeof msg,
+                    "time step too large for the repulsion: D_max / kT * repulsion * dt = "
+                    "%g (must be <= 1 for a stable Euler-Maruyama step); use dt <= %g or "
+                    "repulsion <= %g",
+                    stiffness, s.dt / stiffness, s.repulsion / stiffness);
+      invalid(msg);
+    }
   }
 
   // Validates slots (kinds, parents, membranes, acyclic chains), sets the derived fields

@@ -1,0 +1,282 @@
+// `nestsim run`: a model file in, an H5MD trajectory out.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "nestsim/io/h5md.h"
+#include "nestsim/io/model.h"
+#include "nestsim/io/placement.h"
+#include "nestsim/sim/simulation.h"
+#include "nestsim/version.h"
+
+namespace nestsim::app {
+
+const char* const kRunHelp =
+    "usage: nestsim run [MODEL.yaml] [-o OUT.h5] [--steps N] [--seed S] [--force]\n"
+    "       nestsim run --resume OUT.h5 --steps N\n"
+    "\n"
+    "Runs a model by Brownian dynamics and writes an H5MD trajectory (one frame every\n"
+    "simulation.output.every steps, and always the last step).\n"
+    "\n"
+    "MODEL.yaml     the model (models/README.md documents the format); without it, the\n"
+    "               default model, models/default.yaml\n"
+    "-o OUT.h5      the trajectory (default: the model's simulation.output.file)\n"
+    "--steps N      total steps of the run (default: the model's simulation.steps)\n"
+    "--seed S       random seed (default: the model's simulation.seed)\n"
+    "--force        overwrite an existing trajectory\n"
+    "--resume F     continue the trajectory F from its last frame up to step N (--steps);\n"
+    "               the result is bitwise the trajectory of an uninterrupted run\n"
+    "\n"
+    "Ctrl-C finishes the current frame, writes it, and stops (exit code 130); resume\n"
+    "with --resume. Errors in the model are reported as 'MODEL.yaml:LINE:COLUMN: key:\n"
+    "what is wrong' with exit code 2, and nothing is written.\n";
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void on_interrupt(int) {
+  if (g_interrupted.exchange(true)) {
+    std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C stops at once; the file stays readable
+    std::raise(SIGINT);
+  }
+}
+
+struct RunArgs {
+  std::string model, output, resume;
+  bool has_steps = false, has_seed = false, force = false;
+  uint64_t steps = 0, seed = 0;
+};
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+uint64_t parse_count(const std::string& flag, const std::string& text) {
+  uint64_t v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size())
+    throw UsageError(flag + " needs a whole number >= 0, not '" + text + "'");
+  return v;
+}
+
+RunArgs parse(const std::vector<std::string>& args) {
+  RunArgs r;
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    const std::string& a = args[k];
+    auto value = [&]() -> const std::string& {
+      if (k + 1 >= args.size()) throw UsageError(a + " needs a value");
+      return args[++k];
+    };
+    if (a == "-o" || a == "--output") r.output = value();
+    else if (a == "--steps") { r.steps = parse_count(a, value()); r.has_steps = true; }
+    else if (a == "--seed") { r.seed = parse_count(a, value()); r.has_seed = true; }
+    else if (a == "--resume") r.resume = value();
+    else if (a == "--force") r.force = true;
+    else if (!a.empty() && a[0] == '-') throw UsageError("unknown option '" + a + "'");
+    else if (r.model.empty()) r.model = a;
+    else throw UsageError("more than one model given ('" + r.model + "', '" + a + "')");
+  }
+  if (!r.resume.empty()) {
+    if (!r.model.empty()) throw UsageError("--resume takes the model from the trajectory");
+    if (r.has_seed) throw UsageError("--resume takes the seed from the trajectory");
+    if (!r.output.empty() && r.output != r.resume)
+      throw UsageError("--resume appends to its own file; -o cannot name another");
+    if (!r.has_steps) throw UsageError("--resume needs --steps N (the run's total steps)");
+  }
+  return r;
+}
+
+std::string default_model() {
+  std::vector<std::string> candidates = {std::string(NESTSIM_MODELS_DIR) + "/default.yaml"};
+  char exe[4096];
+  const ssize_t len = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (len > 0) {
+    std::string dir(exe, std::size_t(len));
+    dir = dir.substr(0, dir.rfind('/'));
+    candidates.push_back(dir + "/../../models/default.yaml");
+    candidates.push_back(dir + "/../share/nestsim/models/default.yaml");
+  }
+  for (const auto& c : candidates)
+    if (::access(c.c_str(), R_OK) == 0) return c;
+  throw std::runtime_error("the default model (models/default.yaml) was not found; give a model file");
+}
+
+std::string clock(double seconds) {
+  const long s = long(seconds + 0.5);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+  return buf;
+}
+
+// Progress: a bar on a terminal, a log line per frame otherwise.
+class Progress {
+ public:
+  Progress(uint64_t first, uint64_t last) : first_(first), last_(last), tty_(::isatty(2)) {}
+  void update(uint64_t step, bool frame_written) {
+    const double elapsed = seconds();
+    const double done = double(step - first_), total = double(last_ - first_);
+    const double rate = elapsed > 0 ? done / elapsed : 0;
+    const double eta = rate > 0 ? (total - done) / rate : 0;
+    const double frac = total > 0 ? done / total : 1;
+    if (tty_) {
+      const int width = 30, fill = int(frac * width + 0.5);
+      std::fprintf(stderr, "\r[%s%s] %3.0f%% step %llu/%llu  %.1f steps/s  ETA %s ",
+                   std::string(std::size_t(fill), '#').c_str(),
+                   std::string(std::size_t(width - fill), '.').c_str(), 100 * frac,
+                   static_cast<unsigned long long>(step), static_cast<unsigned long long>(last_),
+                   rate, clock(eta).c_str());
+      if (step == last_) std::fprintf(stderr, "\n");
+    } else if (frame_written) {
+      std::fprintf(stderr, "step %llu/%llu  %.1f steps/s  elapsed %s  ETA %s\n",
+                   static_cast<unsigned long long>(step), static_cast<unsigned long long>(last_),
+                   rate, clock(elapsed).c_str(), clock(eta).c_str());
+    }
+    std::fflush(stderr);
+  }
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  uint64_t first_, last_;
+  bool tty_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+uint64_t live_bodies(const sim::Frame& f) {
+  return uint64_t(std::count_if(f.id.begin(), f.id.end(), [](int64_t id) { return id >= 0; }));
+}
+
+int simulate(sim::Simulation& simulation, io::H5mdWriter& writer, const sim::Setup& setup,
+             uint64_t bodies, const std::string& out) {
+  const uint64_t first = simulation.step(), last = setup.steps;
+  const uint64_t every = std::max<uint64_t>(1, setup.output_every);
+  // Steps per call between checks of Ctrl-C and of the progress display.
+  const uint64_t slice = std::max<uint64_t>(1, std::min<uint64_t>(every, 50));
+  Progress progress(first, last);
+  g_interrupted = false;
+  auto previous = std::signal(SIGINT, on_interrupt);
+  while (simulation.step() < last) {
+    const uint64_t next_frame = std::min(last, (simulation.step() / every + 1) * every);
+    while (simulation.step() < next_frame) {
+      simulation.run(std::min(slice, next_frame - simulation.step()));
+      progress.update(simulation.step(), false);
+    }
+    writer.write(simulation.frame());
+    progress.update(simulation.step(), true);
+    if (g_interrupted && simulation.step() < last) {
+      std::signal(SIGINT, previous);
+      std::fprintf(stderr,
+                   "\nnestsim: interrupted at step %llu; the trajectory is complete up to "
+                   "there. Continue with: nestsim run --resume %s --steps %llu\n",
+                   static_cast<unsigned long long>(simulation.step()), out.c_str(),
+                   static_cast<unsigned long long>(last));
+      writer.close();
+      return 130;
+    }
+  }
+  std::signal(SIGINT, previous);
+  const uint64_t frames = writer.frames();
+  writer.close();
+  const double wall = progress.seconds();
+  const sim::PhaseTimes t = simulation.times();
+  const double steps = double(last - first);
+  std::printf(
+      "nestsim: %llu bodies, %llu steps (to step %llu) in %.2f s: %.1f steps/s, %.3g "
+      "body-steps/s\n",
+      static_cast<unsigned long long>(bodies), static_cast<unsigned long long>(last - first),
+      static_cast<unsigned long long>(last), wall, wall > 0 ? steps / wall : 0,
+      wall > 0 ? steps * double(bodies) / wall : 0);
+  std::printf(
+      "  time by phase: integrate %.2f s, broad phase %.2f s (%llu list builds), forces "
+      "%.2f s, output %.2f s; %llu moves rejected at membranes\n",
+      t.integrate, t.broadphase, static_cast<unsigned long long>(t.rebuilds), t.forces, t.output,
+      static_cast<unsigned long long>(simulation.rejected_moves()));
+  std::printf("  backend %s; trajectory %s (%llu frames)\n",
+              sim::Simulation::backend_name().c_str(), out.c_str(),
+              static_cast<unsigned long long>(frames));
+  return 0;
+}
+
+int fresh_run(const RunArgs& a) {
+  const std::string model_path = a.model.empty() ? default_model() : a.model;
+  io::Model model = io::load_model(model_path);
+  if (a.has_steps) model.steps = a.steps;
+  if (a.has_seed) model.seed = a.seed;
+  sim::Setup setup = io::make_setup(model);
+  const std::string out = a.output.empty() ? setup.output_file : a.output;
+  try {
+    io::check_output_path(out, a.force);
+  } catch (const std::runtime_error& e) {
+    throw std::invalid_argument(e.what());
+  }
+  sim::Simulation simulation(setup);  // validates the initial state before any file exists
+  std::fprintf(stderr, "nestsim: %s, %zu bodies, %llu steps of %g %s, backend %s\n",
+               model_path.c_str(), setup.bodies.size(),
+               static_cast<unsigned long long>(setup.steps), setup.dt, setup.time_unit.c_str(),
+               sim::Simulation::backend_name().c_str());
+  io::H5mdWriter writer(out, setup, NESTSIM_VERSION_STRING);
+  writer.write(simulation.frame());
+  return simulate(simulation, writer, setup, setup.bodies.size(), out);
+}
+
+int resumed_run(const RunArgs& a) {
+  const io::Checkpoint c = io::read_last_frame(a.resume);
+  io::Model model = io::parse_model(c.model_text, c.model_path);
+  model.seed = c.seed;
+  model.steps = a.steps;
+  if (a.steps <= c.frame.step) {
+    std::fprintf(stderr, "nestsim run: %s already holds step %llu; --steps must be larger\n",
+                 a.resume.c_str(), static_cast<unsigned long long>(c.frame.step));
+    return 2;
+  }
+  // The engine is built from the model's own initial state, then continues from the
+  // trajectory's last frame (restore() replaces every slot).
+  sim::Setup setup = io::make_setup(model);
+  sim::Simulation simulation(setup);
+  simulation.restore(c.frame);
+  io::H5mdWriter writer = io::H5mdWriter::append(a.resume);
+  std::fprintf(stderr, "nestsim: resuming %s at step %llu, up to step %llu\n",
+               a.resume.c_str(), static_cast<unsigned long long>(c.frame.step),
+               static_cast<unsigned long long>(a.steps));
+  return simulate(simulation, writer, setup, live_bodies(c.frame), a.resume);
+}
+
+}  // namespace
+
+int run_command(const std::vector<std::string>& args) {
+  if (std::find(args.begin(), args.end(), "--help") != args.end() ||
+      std::find(args.begin(), args.end(), "-h") != args.end()) {
+    std::cout << kRunHelp;
+    return 0;
+  }
+  RunArgs a;
+  try {
+    a = parse(args);
+  } catch (const UsageError& e) {
+    std::cerr << "nestsim run: " << e.what() << "\n\n" << kRunHelp;
+    return 2;
+  }
+  try {
+    return a.resume.empty() ? fresh_run(a) : resumed_run(a);
+  } catch (const io::InputError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "nestsim run: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace nestsim::app
