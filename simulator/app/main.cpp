@@ -20,6 +20,8 @@ const char* const kHelp =
     "  run [MODEL.yaml]  run a model (default: models/default.yaml), write an H5MD\n"
     "                    trajectory\n"
     "  pairs SCENE.csv   find all intersecting pairs of nested hollow spheres (HSX)\n"
+    "  analyze OUT.h5    counts by location, events, mean squared displacement and\n"
+    "                    contacts of a trajectory; --csv DIR, --plot DIR\n"
     "\n"
     "options:\n"
     "  -h, --help        this text; `nestsim <command> --help` documents a command\n"
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (command == "pairs") return nestsim::app::pairs_command(args);
+    if (command == "analyze") return nestsim::app::analyze_command(args);
     if (command == "run") return nestsim::app::run_command(args);
     std::cerr << "nestsim: unknown command '" << command << "'\n\n" << kHelp;
     return 2;
