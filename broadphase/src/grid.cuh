@@ -65,8 +65,9 @@ struct LargePlan {
   uint64_t tasks = 0;
 };
 
-// Bodies tested by one direct task.
+// Bodies tested by one direct task; rim columns walked by one column task.
 constexpr uint32_t kDirectChunk = 128;
+constexpr uint32_t kColumnsPerTask = 8;
 
 template <int Dim>
 NESTSIM_HD inline LargePlan plan_large(const GridSpec& g, const double* x, double reach,
@@ -92,7 +93,7 @@ NESTSIM_HD inline LargePlan plan_large(const GridSpec& g, const double* x, doubl
     p.direct = true;
     p.tasks = (small_count + kDirectChunk - 1) / kDirectChunk;
   } else {
-    p.tasks = columns;
+    p.tasks = (columns + kColumnsPerTask - 1) / kColumnsPerTask;
   }
   return p;
 }

@@ -312,7 +312,12 @@ struct LargePairs {
           e.emit(v.small.id[s], visit.id_l);
       }
     } else {
-      visit_rim_column<Dim>(v.grid, plan, local, x, outer, v.large_inner(rl, ql), visit);
+      const double inner = v.large_inner(rl, ql);
+      const uint64_t first = local * kColumnsPerTask;
+      const uint64_t last =
+          first + kColumnsPerTask < plan.columns ? first + kColumnsPerTask : plan.columns;
+      for (uint64_t column = first; column < last; ++column)
+        visit_rim_column<Dim>(v.grid, plan, column, x, outer, inner, visit);
     }
     if (!Write) sink.counts[t] = e.next;
   }
