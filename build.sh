@@ -44,13 +44,16 @@ case "$mode" in
     if [ $# -gt 0 ]; then
       ./build/cpu/nestsim "$@"
     else
-      ./build/cpu/nestsim pairs examples/scenes/cell.csv --count
-      ./build/cpu/nestsim pairs examples/scenes/cell.csv --bench 5
+      # The main job: the default model (models/default.yaml) into out.h5, then its summary.
+      ./build/cpu/nestsim run -o out.h5 --force
+      ./build/cpu/nestsim analyze out.h5
     fi
     ;;
   test)
     install_missing
     build_cpu
+    # Tests run side by side, each with OpenMP threads: idle threads must sleep, not spin.
+    export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
     ctest --preset cpu -j"$jobs"
     ;;
   cuda)
