@@ -210,10 +210,17 @@ struct Group {
   bool brute;     // brute force over [begin, n): the last few large bodies
 };
 
-// Rim cells a large body walks per small body before its level is merged upwards.
-constexpr double kRimPerSmall = 4.0;
+// Rim cells a large body walks per small body before its level is merged upwards
+// (measured on the H100, bench/NOTES.md v4: 0.25 beats 1, 4, 16, 64 and 0.0625).
+// Both can be overridden for tuning experiments: NESTSIM_HSX_RIM_PER_SMALL,
+// NESTSIM_HSX_BRUTE_REMAINDER (bench/NOTES.md).
+double env_or(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::atof(v) : fallback;
+}
+const double kRimPerSmall = env_or("NESTSIM_HSX_RIM_PER_SMALL", 0.25);
 // Remaining bodies finished by brute force.
-constexpr uint32_t kBruteRemainder = 128;
+const uint32_t kBruteRemainder = uint32_t(env_or("NESTSIM_HSX_BRUTE_REMAINDER", 128));
 
 std::vector<Group> plan_groups(const std::vector<uint32_t>& histogram, int dim, uint32_t n) {
   std::vector<Group> groups;
