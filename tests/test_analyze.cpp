@@ -16,43 +16,13 @@
 #include <vector>
 
 #include "nestsim/io/h5md.h"
+#include "cli_helpers.h"
 #include "reference.h"
 
 using namespace nestsim;
 using namespace nestsim::testing;
 
 namespace {
-
-struct Run {
-  int code;
-  std::string out, err;
-};
-
-std::string temp_dir() {
-  static std::string dir = [] {
-    char tmpl[] = "/tmp/nestsim-analyze-XXXXXX";
-    const char* d = mkdtemp(tmpl);
-    REQUIRE(d != nullptr);
-    return std::string(d);
-  }();
-  return dir;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-bool exists(const std::string& path) { return std::ifstream(path).good(); }
-
-Run run_nestsim(const std::string& args) {
-  const std::string out = temp_dir() + "/stdout", err = temp_dir() + "/stderr";
-  const std::string cmd = std::string(NESTSIM_BINARY) + " " + args + " > " + out + " 2> " + err;
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
 
 // A CSV file (no quoted fields) as rows of column -> text.
 std::vector<std::map<std::string, std::string>> read_csv(const std::string& path) {

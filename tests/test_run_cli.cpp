@@ -10,47 +10,18 @@
 #include <sstream>
 #include <string>
 
+#include "cli_helpers.h"
 #include "nestsim/io/h5md.h"
 
+using namespace nestsim::testing;
+
 namespace {
-
-struct Run {
-  int code;
-  std::string out, err;
-};
-
-std::string temp_dir() {
-  static std::string dir = [] {
-    char tmpl[] = "/tmp/nestsim-run-XXXXXX";
-    const char* d = mkdtemp(tmpl);
-    REQUIRE(d != nullptr);
-    return std::string(d);
-  }();
-  return dir;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-bool exists(const std::string& path) { return std::ifstream(path).good(); }
-
-Run run_shell(const std::string& command) {
-  const std::string out = temp_dir() + "/stdout", err = temp_dir() + "/stderr";
-  const int status = std::system((command + " > " + out + " 2> " + err).c_str());
-  int code = -1;
-  if (WIFEXITED(status)) code = WEXITSTATUS(status);
-  return {code, slurp(out), slurp(err)};
-}
 
 Run nestsim_run(const std::string& args) {
   return run_shell("cd " + temp_dir() + " && " + std::string(NESTSIM_BINARY) + " run " + args);
 }
 
-std::string path(const std::string& name) { return temp_dir() + "/" + name; }
+std::string path(const std::string& name) { return temp_path(name); }
 
 std::string write_model(const std::string& name, const std::string& text) {
   std::ofstream(path(name)) << text;

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "brute_schedules.cuh"
+#include "device_util.cuh"
 #include "exec.cuh"
 #include "kernels.cuh"
 #include "nestsim/device/pair_finder.cuh"
@@ -52,81 +53,10 @@ using detail::BodyArrays;
 using detail::GridSpec;
 using detail::LevelView;
 using detail::PairSink;
-
-template <class T>
-T* raw(thrust::device_vector<T>& v) {
-  return thrust::raw_pointer_cast(v.data());
-}
-template <class T>
-const T* raw(const thrust::device_vector<T>& v) {
-  return thrust::raw_pointer_cast(v.data());
-}
-template <class T>
-void ensure_size(thrust::device_vector<T>& v, std::size_t n) {
-  if (v.size() < n) {
-    v.clear();
-    v.shrink_to_fit();
-    v.resize(n);
-  }
-}
-template <class T>
-T read_back(const thrust::device_vector<T>& v, std::size_t i) {
-  return v[i];
-}
-
-template <class F, class Index>
-void for_each_index(Index n, F f) {
-  if (n == 0) return;
-  thrust::for_each_n(thrust::device, thrust::counting_iterator<Index>(0), n, f);
-}
-
-// Exclusive scan of counts[0..n) into offsets[0..n]; returns the total.
-template <class Policy>
-uint64_t scan_counts(const Policy& exec, thrust::device_vector<uint64_t>& counts,
-                     thrust::device_vector<uint64_t>& offsets, std::size_t n) {
-  ensure_size(offsets, n + 1);
-  counts[n] = 0;  // counts has room for n + 1
-  thrust::exclusive_scan(exec, counts.begin(), counts.begin() + n + 1, offsets.begin(),
-                         uint64_t(0));
-  return read_back(offsets, n);
-}
-
-struct Bounds {
-  double lo[3], hi[3];
-  double rmin, rmax, absmax;
-};
-
-struct MergeBounds {
-  NESTSIM_HD Bounds operator()(const Bounds& a, const Bounds& b) const {
-    Bounds m;
-    for (int k = 0; k < 3; ++k) {
-      m.lo[k] = a.lo[k] < b.lo[k] ? a.lo[k] : b.lo[k];
-      m.hi[k] = a.hi[k] > b.hi[k] ? a.hi[k] : b.hi[k];
-    }
-    m.rmin = a.rmin < b.rmin ? a.rmin : b.rmin;
-    m.rmax = a.rmax > b.rmax ? a.rmax : b.rmax;
-    m.absmax = a.absmax > b.absmax ? a.absmax : b.absmax;
-    return m;
-  }
-};
-
-template <class Real>
-struct BodyBounds {
-  BodyArrays<Real> b;
-  int dim;
-  NESTSIM_HD Bounds operator()(uint32_t i) const {
-    Bounds m;
-    m.absmax = 0;
-    for (int k = 0; k < 3; ++k) {
-      const double x = k < dim ? double(b.pos[k][i]) : 0.0;
-      m.lo[k] = m.hi[k] = x;
-      const double ax = x < 0 ? -x : x;
-      m.absmax = ax > m.absmax ? ax : m.absmax;
-    }
-    m.rmin = m.rmax = double(b.radius[i]);
-    return m;
-  }
-};
+using detail::ensure_size;
+using detail::for_each_index;
+using detail::raw;
+using detail::scan_counts;
 
 template <class Real>
 struct EffectiveRadii {
@@ -349,28 +279,12 @@ template <class Real>
 template <int Dim>
 void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyArrays<Real>& in,
                                   uint32_t n) {
-  const Bounds init{{std::numeric_limits<double>::max(), std::numeric_limits<double>::max(),
-                     std::numeric_limits<double>::max()},
-                    {-std::numeric_limits<double>::max(), -std::numeric_limits<double>::max(),
-                     -std::numeric_limits<double>::max()},
-                    std::numeric_limits<double>::max(),
-                    0.0,
-                    0.0};
-  phase.mark("prepare (radii)");
-  const Bounds bounds =
-      thrust::transform_reduce(detail::policy(alloc), thrust::counting_iterator<uint32_t>(0),
-                               thrust::counting_iterator<uint32_t>(n),
-                               BodyBounds<Real>{in, Dim}, init, MergeBounds{});
+  const detail::Extent bounds = detail::extent_of<Real>(detail::policy(alloc), in, n, Dim);
   const Domain& dom = options.domain;
   double span = 0;  // largest extent of the space the grid must cover
   for (int a = 0; a < Dim; ++a)
-    span = std::max(span, dom.periodic ? dom.size[a] : bounds.hi[a] - bounds.lo[a]);
-  // Rounding pad: covers the error of the exact test in the body precision (positions,
-  // minimum image, squares) and of the cell geometry in double, so that no pair the
-  // exact test accepts can fall outside the cells searched.
-  const double eps = std::numeric_limits<Real>::epsilon();
-  const double pad = 64.0 * eps * (bounds.absmax + span + 2.0 * bounds.rmax) +
-                     std::numeric_limits<double>::min();
+    span = std::max(span, dom.periodic ? dom.size[a] : bounds.box_hi[a] - bounds.box_lo[a]);
+  const double pad = detail::rounding_pad<Real>(bounds, dom, Dim);
   // Algorithm 1 line 1: d0 from the smallest diameter; never so fine that an axis would
   // need more than 2^20 cells.
   const double d0 = std::max({2.0 * bounds.rmin + pad, (span + 2.0 * bounds.rmax) * 0x1p-20,
@@ -442,23 +356,9 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
       break;
     }
     const double d = std::ldexp(d0, group.top_level);
-    GridSpec grid;
-    grid.dim = Dim;
-    grid.periodic = dom.periodic;
+    GridSpec grid = detail::make_grid(dom, Dim, d, bounds.centre_lo, bounds.centre_hi);
     double cells = 1;
-    for (int a = 0; a < Dim; ++a) {
-      if (dom.periodic) {
-        const double fit = std::floor(dom.size[a] / d);
-        grid.n[a] = static_cast<long long>(std::clamp(fit, 1.0, double(1 << 20)));
-        grid.origin[a] = dom.lo[a];
-        grid.width[a] = dom.size[a] / double(grid.n[a]);
-      } else {
-        grid.origin[a] = bounds.lo[a];
-        grid.width[a] = std::max(d, (bounds.hi[a] - bounds.lo[a]) * 0x1p-20);
-        grid.n[a] = static_cast<long long>(std::floor((bounds.hi[a] - bounds.lo[a]) / grid.width[a])) + 1;
-      }
-      cells *= double(grid.n[a]);
-    }
+    for (int a = 0; a < Dim; ++a) cells *= double(grid.n[a]);
     const uint32_t small_count = group.end - group.begin;
     if (cells <= 4.0 * small_count + 1024.0) {
       grid.dense = true;

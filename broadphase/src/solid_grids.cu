@@ -30,125 +30,11 @@
 #include <cmath>
 #include <limits>
 
+#include "device_util.cuh"
 #include "solid_grids.cuh"
 
 namespace nestsim::detail {
 namespace {
-
-template <class T>
-T* raw(thrust::device_vector<T>& v) {
-  return thrust::raw_pointer_cast(v.data());
-}
-template <class T>
-void ensure_size(thrust::device_vector<T>& v, std::size_t n) {
-  if (v.size() < n) {
-    v.clear();
-    v.shrink_to_fit();
-    v.resize(n);
-  }
-}
-template <class F, class Index>
-void for_each_index(Index n, F f) {
-  if (n == 0) return;
-  thrust::for_each_n(thrust::device, thrust::counting_iterator<Index>(0), n, f);
-}
-uint64_t scan_counts(thrust::device_vector<uint64_t>& counts,
-                     thrust::device_vector<uint64_t>& offsets, std::size_t n) {
-  ensure_size(offsets, n + 1);
-  counts[n] = 0;
-  thrust::exclusive_scan(thrust::device, counts.begin(), counts.begin() + n + 1, offsets.begin(),
-                         uint64_t(0));
-  return offsets[n];
-}
-
-// Extent of the bodies: centres and boxes per axis, largest and summed radius.
-struct Extent {
-  double centre_lo[3], centre_hi[3], box_lo[3], box_hi[3];
-  double rmax, rsum, absmax;
-};
-
-struct MergeExtent {
-  NESTSIM_HD Extent operator()(const Extent& a, const Extent& b) const {
-    Extent m;
-    for (int k = 0; k < 3; ++k) {
-      m.centre_lo[k] = a.centre_lo[k] < b.centre_lo[k] ? a.centre_lo[k] : b.centre_lo[k];
-      m.centre_hi[k] = a.centre_hi[k] > b.centre_hi[k] ? a.centre_hi[k] : b.centre_hi[k];
-      m.box_lo[k] = a.box_lo[k] < b.box_lo[k] ? a.box_lo[k] : b.box_lo[k];
-      m.box_hi[k] = a.box_hi[k] > b.box_hi[k] ? a.box_hi[k] : b.box_hi[k];
-    }
-    m.rmax = a.rmax > b.rmax ? a.rmax : b.rmax;
-    m.rsum = a.rsum + b.rsum;
-    m.absmax = a.absmax > b.absmax ? a.absmax : b.absmax;
-    return m;
-  }
-};
-
-template <class Real>
-struct BodyExtent {
-  BodyArrays<Real> b;
-  int dim;
-  NESTSIM_HD Extent operator()(uint32_t i) const {
-    Extent m;
-    const double r = double(b.radius[i]);
-    m.absmax = 0;
-    for (int k = 0; k < 3; ++k) {
-      const double x = k < dim ? double(b.pos[k][i]) : 0.0;
-      m.centre_lo[k] = m.centre_hi[k] = x;
-      m.box_lo[k] = k < dim ? x - r : 0.0;
-      m.box_hi[k] = k < dim ? x + r : 0.0;
-      const double ax = x < 0 ? -x : x;
-      m.absmax = ax > m.absmax ? ax : m.absmax;
-    }
-    m.rmax = r;
-    m.rsum = r;
-    return m;
-  }
-};
-
-template <class Real>
-Extent extent_of(const BodyArrays<Real>& bodies, uint32_t n, int dim) {
-  const double big = std::numeric_limits<double>::max();
-  const Extent init{{big, big, big}, {-big, -big, -big}, {big, big, big}, {-big, -big, -big},
-                    0.0, 0.0, 0.0};
-  return thrust::transform_reduce(thrust::device, thrust::counting_iterator<uint32_t>(0),
-                                  thrust::counting_iterator<uint32_t>(n),
-                                  BodyExtent<Real>{bodies, dim}, init, MergeExtent{});
-}
-
-// Rounding allowance, as the HSX finder computes it (pair_finder.cu, find() step 2): it
-// covers the error of the exact test in the body precision and of the cell geometry in
-// double, so that no pair the exact test accepts falls outside the cells searched.
-template <class Real>
-double rounding_pad(const Extent& e, const Domain& dom, int dim) {
-  double span = 0;
-  for (int a = 0; a < dim; ++a)
-    span = std::max(span, dom.periodic ? dom.size[a] : e.box_hi[a] - e.box_lo[a]);
-  const double eps = std::numeric_limits<Real>::epsilon();
-  return 64.0 * eps * (e.absmax + span + 2.0 * e.rmax) + std::numeric_limits<double>::min();
-}
-
-// Cells of width >= `width` over [lo, hi] per axis (open), or over the periodic box;
-// at most 2^20 cells per axis.
-GridSpec make_grid(const Domain& dom, int dim, double width, const double* lo,
-                   const double* hi) {
-  GridSpec g;
-  g.dim = dim;
-  g.periodic = dom.periodic;
-  width = std::max(width, 1e-300);
-  for (int a = 0; a < dim; ++a) {
-    if (dom.periodic) {
-      const double fit = std::floor(dom.size[a] / width);
-      g.n[a] = static_cast<long long>(std::clamp(fit, 1.0, double(1 << 20)));
-      g.origin[a] = dom.lo[a];
-      g.width[a] = dom.size[a] / double(g.n[a]);
-    } else {
-      g.origin[a] = lo[a];
-      g.width[a] = std::max(width, (hi[a] - lo[a]) * 0x1p-20);
-      g.n[a] = static_cast<long long>(std::floor((hi[a] - lo[a]) / g.width[a])) + 1;
-    }
-  }
-  return g;
-}
 
 // Average cells per body the AABB grid may take before its cells are made wider.
 constexpr double kEntriesPerBody2 = 16.0;
@@ -164,7 +50,7 @@ uint64_t SolidGrids<Real>::emit_pairs(Index items, bool count_only,
   PairSink sink;
   sink.counts = raw(counts_);
   for_each_index(items, Step<Real, Dim, false>{args..., sink});
-  const uint64_t total = scan_counts(counts_, offsets_, items);
+  const uint64_t total = scan_counts(thrust::device, counts_, offsets_, items);
   if (count_only || total == 0) return total;
   ensure_size(keys, total);
   sink.offsets = raw(offsets_);
@@ -198,7 +84,7 @@ uint64_t SolidGrids<Real>::uniform_dim(const BroadphaseOptions& options,
                                        const BodyArrays<Real>& bodies, uint32_t n,
                                        const Space<Real>& space, bool count_only,
                                        thrust::device_vector<uint64_t>& keys) {
-  const Extent e = extent_of(bodies, n, Dim);
+  const Extent e = extent_of<Real>(thrust::device, bodies, n, Dim);
   const double pad = rounding_pad<Real>(e, options.domain, Dim);
   // Every pair lies within r_i + r_j <= 2 rmax < d: in the Moore neighbourhood.
   GridSpec grid = make_grid(options.domain, Dim, 2.0 * e.rmax + pad, e.centre_lo, e.centre_hi);
@@ -260,7 +146,7 @@ uint64_t SolidGrids<Real>::aabb_dim(const BroadphaseOptions& options,
                                     const BodyArrays<Real>& bodies, uint32_t n,
                                     const Space<Real>& space, bool count_only,
                                     thrust::device_vector<uint64_t>& keys) {
-  const Extent e = extent_of(bodies, n, Dim);
+  const Extent e = extent_of<Real>(thrust::device, bodies, n, Dim);
   const double pad = rounding_pad<Real>(e, options.domain, Dim);
   double lo[3], hi[3];
   for (int a = 0; a < 3; ++a) {
@@ -295,7 +181,7 @@ uint64_t SolidGrids<Real>::aabb_dim(const BroadphaseOptions& options,
   }
   ensure_size(entry_count_, std::size_t(n) + 1);
   for_each_index(n, AabbRanges<Real, Dim>{cells, bodies, raw(entry_count_)});
-  const uint64_t entries = scan_counts(entry_count_, entry_offset_, n);
+  const uint64_t entries = scan_counts(thrust::device, entry_count_, entry_offset_, n);
   ensure_size(entry_key_, entries);
   ensure_size(entry_body_, entries);
   for_each_index(n, AabbFill<Dim>{cells, raw(entry_offset_), raw(entry_key_), raw(entry_body_)});

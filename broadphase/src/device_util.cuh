@@ -1,0 +1,149 @@
+// Pieces every device broad phase uses: raw pointers and growing buffers, the generic
+// index loop, count -> scan, the extent of the bodies, the rounding pad and the grid
+// over the space. One copy, for HSX (pair_finder.cu) and the solid grids.
+#pragma once
+#include <thrust/device_vector.h>
+#include <thrust/execution_policy.h>
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/scan.h>
+#include <thrust/transform_reduce.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "grid.cuh"
+#include "kernels.cuh"
+#include "nestsim/broadphase.h"
+
+namespace nestsim::detail {
+
+template <class T>
+T* raw(thrust::device_vector<T>& v) {
+  return thrust::raw_pointer_cast(v.data());
+}
+template <class T>
+const T* raw(const thrust::device_vector<T>& v) {
+  return thrust::raw_pointer_cast(v.data());
+}
+
+// Grows a buffer (never shrinks it, so repeated calls do not reallocate).
+template <class T>
+void ensure_size(thrust::device_vector<T>& v, std::size_t n) {
+  if (v.size() < n) {
+    v.clear();
+    v.shrink_to_fit();
+    v.resize(n);
+  }
+}
+
+template <class F, class Index>
+void for_each_index(Index n, F f) {
+  if (n == 0) return;
+  thrust::for_each_n(thrust::device, thrust::counting_iterator<Index>(0), n, f);
+}
+
+// Exclusive scan of counts[0..n) into offsets[0..n]; returns the total. counts must
+// have room for n + 1 entries.
+template <class Policy>
+uint64_t scan_counts(const Policy& exec, thrust::device_vector<uint64_t>& counts,
+                     thrust::device_vector<uint64_t>& offsets, std::size_t n) {
+  ensure_size(offsets, n + 1);
+  counts[n] = 0;
+  thrust::exclusive_scan(exec, counts.begin(), counts.begin() + n + 1, offsets.begin(),
+                         uint64_t(0));
+  return offsets[n];
+}
+
+// Extent of the bodies: centres and boxes per axis, smallest, largest and summed radius.
+struct Extent {
+  double centre_lo[3], centre_hi[3], box_lo[3], box_hi[3];
+  double rmin, rmax, rsum, absmax;
+};
+
+struct MergeExtent {
+  NESTSIM_HD Extent operator()(const Extent& a, const Extent& b) const {
+    Extent m;
+    for (int k = 0; k < 3; ++k) {
+      m.centre_lo[k] = a.centre_lo[k] < b.centre_lo[k] ? a.centre_lo[k] : b.centre_lo[k];
+      m.centre_hi[k] = a.centre_hi[k] > b.centre_hi[k] ? a.centre_hi[k] : b.centre_hi[k];
+      m.box_lo[k] = a.box_lo[k] < b.box_lo[k] ? a.box_lo[k] : b.box_lo[k];
+      m.box_hi[k] = a.box_hi[k] > b.box_hi[k] ? a.box_hi[k] : b.box_hi[k];
+    }
+    m.rmin = a.rmin < b.rmin ? a.rmin : b.rmin;
+    m.rmax = a.rmax > b.rmax ? a.rmax : b.rmax;
+    m.rsum = a.rsum + b.rsum;
+    m.absmax = a.absmax > b.absmax ? a.absmax : b.absmax;
+    return m;
+  }
+};
+
+template <class Real>
+struct BodyExtent {
+  BodyArrays<Real> b;
+  int dim;
+  NESTSIM_HD Extent operator()(uint32_t i) const {
+    Extent m;
+    const double r = double(b.radius[i]);
+    m.absmax = 0;
+    for (int k = 0; k < 3; ++k) {
+      const double x = k < dim ? double(b.pos[k][i]) : 0.0;
+      m.centre_lo[k] = m.centre_hi[k] = x;
+      m.box_lo[k] = k < dim ? x - r : 0.0;
+      m.box_hi[k] = k < dim ? x + r : 0.0;
+      const double ax = x < 0 ? -x : x;
+      m.absmax = ax > m.absmax ? ax : m.absmax;
+    }
+    m.rmin = m.rmax = m.rsum = r;
+    return m;
+  }
+};
+
+template <class Real, class Policy>
+Extent extent_of(const Policy& exec, const BodyArrays<Real>& bodies, uint32_t n, int dim) {
+  const double big = std::numeric_limits<double>::max();
+  const Extent init{{big, big, big}, {-big, -big, -big}, {big, big, big}, {-big, -big, -big},
+                    big, 0.0, 0.0, 0.0};
+  return thrust::transform_reduce(exec, thrust::counting_iterator<uint32_t>(0),
+                                  thrust::counting_iterator<uint32_t>(n),
+                                  BodyExtent<Real>{bodies, dim}, init, MergeExtent{});
+}
+
+// Rounding pad: covers the error of the exact test in the body precision (positions,
+// minimum image, squares) and of the cell geometry in double, so that no pair the exact
+// test accepts can fall outside the cells searched.
+template <class Real>
+double rounding_pad(const Extent& e, const Domain& dom, int dim) {
+  double span = 0;
+  for (int a = 0; a < dim; ++a)
+    span = std::max(span, dom.periodic ? dom.size[a] : e.box_hi[a] - e.box_lo[a]);
+  const double eps = std::numeric_limits<Real>::epsilon();
+  return 64.0 * eps * (e.absmax + span + 2.0 * e.rmax) + std::numeric_limits<double>::min();
+}
+
+// Cells of width >= `width` over [lo, hi] per axis (open), or over the periodic box;
+// at most 2^20 cells per axis.
+inline GridSpec make_grid(const Domain& dom, int dim, double width, const double* lo,
+                          const double* hi) {
+  GridSpec g;
+  g.dim = dim;
+  g.periodic = dom.periodic;
+  width = std::max(width, 1e-300);
+  for (int a = 0; a < dim; ++a) {
+    if (dom.periodic) {
+      const double fit = std::floor(dom.size[a] / width);
+      g.n[a] = static_cast<long long>(std::clamp(fit, 1.0, double(1 << 20)));
+      g.origin[a] = dom.lo[a];
+      g.width[a] = dom.size[a] / double(g.n[a]);
+    } else {
+      g.origin[a] = lo[a];
+      g.width[a] = std::max(width, (hi[a] - lo[a]) * 0x1p-20);
+      g.n[a] = static_cast<long long>(std::floor((hi[a] - lo[a]) / g.width[a])) + 1;
+    }
+  }
+  return g;
+}
+
+}  // namespace nestsim::detail
