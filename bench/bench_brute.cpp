@@ -39,19 +39,6 @@ struct Row {
   uint64_t pairs;
 };
 
-template <class Real>
-SphereSet<Real> convert(const SphereSet<double>& b) {
-  SphereSet<Real> out;
-  out.resize(b.size());
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    out.x[i] = Real(b.x[i]);
-    out.y[i] = Real(b.y[i]);
-    out.z[i] = Real(b.z[i]);
-    out.radius[i] = Real(b.radius[i]);
-    out.thickness[i] = std::min(Real(b.thickness[i]), out.radius[i]);
-  }
-  return out;
-}
 
 template <class Real>
 Row measure(const std::string& experiment, const Variant& v, const SphereSet<Real>& bodies,
@@ -90,7 +77,7 @@ template <class Real>
 std::vector<Row> run(std::size_t max_n, int repeats) {
   std::vector<Row> rows;
   auto bodies_of = [](std::size_t n) {
-    return convert<Real>(scenes::exponential(n, 0.1, 3, 1000 + n).bodies);
+    return scenes::converted<Real>(scenes::exponential(n, 0.1, 3, 1000 + n).bodies);
   };
   // Short calls are noisy: repeat them more.
   auto repeats_for = [&](std::size_t n) { return n <= 10000 ? std::max(repeats, 10) : repeats; };

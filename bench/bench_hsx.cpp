@@ -26,19 +26,6 @@ struct Row {
   uint64_t pairs;
 };
 
-template <class Real>
-SphereSet<Real> convert(const SphereSet<double>& b) {
-  SphereSet<Real> out;
-  out.resize(b.size());
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    out.x[i] = Real(b.x[i]);
-    out.y[i] = Real(b.y[i]);
-    out.z[i] = Real(b.z[i]);
-    out.radius[i] = Real(b.radius[i]);
-    out.thickness[i] = std::min(Real(b.thickness[i]), out.radius[i]);
-  }
-  return out;
-}
 
 template <class Real>
 Row measure(const std::string& name, const scenes::Scene& s, Method method, int repeats) {
@@ -46,7 +33,7 @@ Row measure(const std::string& name, const scenes::Scene& s, Method method, int 
   o.method = method;
   o.domain.dim = s.domain.dim;
   Broadphase<Real> finder(o);
-  finder.upload(convert<Real>(s.bodies));
+  finder.upload(scenes::converted<Real>(s.bodies));
   const Timings t = finder.time(repeats, false);
   const uint64_t pairs = finder.pair_count();
   Row r{name, to_string(method), s.bodies.size(), t.median(), t.min(), pairs};

@@ -19,16 +19,7 @@ using Pair = std::pair<uint32_t, uint32_t>;
 
 template <class Real>
 SphereSet<Real> convert(const SphereSet<double>& b) {
-  SphereSet<Real> out;
-  out.resize(b.size());
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    out.x[i] = Real(b.x[i]);
-    out.y[i] = Real(b.y[i]);
-    out.z[i] = Real(b.z[i]);
-    out.radius[i] = Real(b.radius[i]);
-    out.thickness[i] = std::min(Real(b.thickness[i]), out.radius[i]);
-  }
-  return out;
+  return scenes::converted<Real>(b);
 }
 
 template <class Real>

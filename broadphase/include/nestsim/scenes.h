@@ -47,4 +47,19 @@ Scene contacts(int dim);
 // Makes the scene's box periodic: positions are wrapped into [lo, lo + size).
 void make_periodic(Scene& scene);
 
+// The bodies in another precision (thickness clamped to the rounded radius).
+template <class Real>
+SphereSet<Real> converted(const SphereSet<double>& b) {
+  SphereSet<Real> out;
+  out.resize(b.size());
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    out.x[i] = Real(b.x[i]);
+    out.y[i] = Real(b.y[i]);
+    out.z[i] = Real(b.z[i]);
+    out.radius[i] = Real(b.radius[i]);
+    out.thickness[i] = Real(b.thickness[i]) < out.radius[i] ? Real(b.thickness[i]) : out.radius[i];
+  }
+  return out;
+}
+
 }  // namespace nestsim::scenes
