@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <stdexcept>
 #include <vector>
 
@@ -91,6 +92,37 @@ TEST_CASE("the trajectory does not depend on the skin (when lists are rebuilt)")
   b.run(50);
   CHECK(a.times().rebuilds > b.times().rebuilds);
   CHECK(same_bits(a.frame(), b.frame()));
+}
+
+TEST_CASE("long force lists (chunked sums) do not depend on the skin either") {
+  // 1200 proteins overlapping the inner side of a membrane: the cell's force list is
+  // far longer than one chunk (dynamics.cuh, kForceChunk), so its sum is chunked.
+  SetupBuilder b(3, 60, Boundary::periodic, 0.005, 7);
+  b.s.repulsion = 10;
+  const uint32_t cell = b.kind("cell", true, 25, 1.5, 0.5);
+  const uint32_t protein = b.kind("protein", false, 1, 1, 10);
+  const int64_t c = b.add(cell, {30, 30, 30});
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> g(0, 1);
+  for (int k = 0; k < 1200; ++k) {
+    Vec d{g(rng), g(rng), g(rng)};
+    const double n = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    Vec q = b.pos(c);
+    for (int a = 0; a < 3; ++a) q[a] += d[a] / n * 23.3;  // lumen 23.5, radius 1
+    b.add(protein, q, c);
+  }
+  SimulationOptions thin, thick;
+  thin.skin = 0.05;
+  thick.skin = 6.0;
+  Simulation a(b.s, thin), other(b.s, thick);
+  a.run(30);
+  other.run(30);
+  CHECK(a.times().rebuilds > other.times().rebuilds);
+  CHECK(same_bits(a.frame(), other.frame()));
+  const Frame f = a.frame();
+  double mean = 0;
+  for (int k = 1; k <= 1200; ++k) mean += dist(b.s, f.position[std::size_t(k)], f.position[0]);
+  CHECK(mean / 1200 < 23.3);  // pushed back into the lumen
 }
 
 TEST_CASE("a compartment carries its contents, through two levels") {

@@ -2,7 +2,8 @@
 // thrust::for_each over slots (one source for the CUDA and the OpenMP backends).
 //
 // One step (simulation.cu drives it):
-//   Forces     F_i from the CSR neighbour list, ascending neighbour order;
+//   Forces     F_i from the interacting entries of the CSR neighbour list, ascending
+//              neighbour order, long rows in fixed chunks (load balance; see below);
 //   Propose    own move dx_i (drift + Philox noise; tangential + projection for bound
 //              bodies; reflection at the box walls for top-level bodies);
 //   [rebuild]  lists rebuilt at the old positions when a body might end more than half
@@ -57,6 +58,9 @@ struct SlotView {
   uint32_t* rejections = nullptr;
   const uint64_t* nbr_offsets = nullptr;
   const uint32_t* nbrs = nullptr;
+  // The entries of the lists that Accept needs (MarkSibling), compacted at each build.
+  const uint64_t* sib_offsets = nullptr;
+  const uint32_t* sibs = nullptr;
 
   NESTSIM_HD bool empty(uint32_t i) const { return id[i] < 0; }
   NESTSIM_HD double mid(uint32_t c) const { return radius[c] - 0.5 * thickness[c]; }
@@ -97,39 +101,148 @@ struct SlotView {
   }
 };
 
-// Harmonic excluded volume on body i from its listed neighbours (which pairs repel and
-// how: simulation.h). Exact distance filter: listed pairs that do not overlap add nothing.
-struct Forces {
+// Harmonic excluded volume on body i from body j (which pairs repel and how:
+// simulation.h): adds the force on i to f and says whether the pair interacts. Exact
+// distance filter: listed pairs that do not overlap add nothing and return false, so the
+// set of interacting entries (and hence everything summed below) does not depend on the
+// skin of the lists.
+NESTSIM_HD inline bool pair_force(const SlotView& v, uint32_t i, uint32_t j, double* f) {
+  if (v.empty(i) || v.empty(j) || v.membrane[i] == int32_t(j) || v.membrane[j] == int32_t(i))
+    return false;
+  double d[3];
+  v.delta(v.x, i, j, d);
+  const double d2 = v.norm2(d);
+  if (!(d2 > 0)) return false;  // coincident centres: no direction, no force
+  const double dist = std::sqrt(d2);
+  const bool ci = v.compartment[i], cj = v.compartment[j];
+  double overlap, sign;
+  if (cj && v.contains(j, i)) {  // i in j's lumen: pushed towards j's centre
+    overlap = dist + v.radius[i] - v.lumen(j);
+    sign = -1;
+  } else if (ci && v.contains(i, j)) {  // j in i's lumen: i pulled towards j
+    overlap = dist + v.radius[j] - v.lumen(i);
+    sign = -1;
+  } else {  // outside each other
+    overlap = v.radius[i] + v.radius[j] - dist;
+    sign = 1;
+  }
+  if (!(overlap > 0)) return false;
+  const double scale = sign * v.repulsion * overlap / dist;
+  for (int k = 0; k < v.dim; ++k) f[k] += scale * d[k];
+  return true;
+}
+
+// Forces, load-balanced and deterministic without atomics (simulation.cu drives it):
+//   MarkInteracting  one thread per list entry: does the pair interact?
+//   (compaction)     the interacting entries, in list order (ascending neighbour), into a
+//                    compacted CSR; its content does not depend on the skin;
+//   ForceChunk       a row longer than kForceChunk compacted entries is cut into chunks of
+//                    kForceChunk entries counted from the row's start; one thread sums a
+//                    chunk sequentially;
+//   ForceRow         one thread per body: a short row summed sequentially in ascending
+//                    order, a long row's chunk sums added sequentially in chunk order.
+// The association depends only on the compacted row, so the forces are bitwise the same
+// for any skin and rebuild timing, and on a given backend for a given input.
+constexpr uint64_t kForceChunk = 256;
+
+// Entry marks for a compaction: 1 keeps the entry (row[e], nbrs[e]).
+struct MarkInteracting {
   SlotView v;
+  const uint32_t* row = nullptr;
+  uint8_t* mark = nullptr;
+  NESTSIM_HD void operator()(uint64_t e) const {
+    double f[3] = {0, 0, 0};
+    mark[e] = pair_force(v, row[e], v.nbrs[e], f) ? 1 : 0;
+  }
+};
+
+// Entries that Accept needs: a free body i and a free sibling j, one of them a
+// compartment. Depends only on id, parent, membrane, compartment (fixed between builds).
+struct MarkSibling {
+  SlotView v;
+  const uint32_t* row = nullptr;
+  uint8_t* mark = nullptr;
+  NESTSIM_HD void operator()(uint64_t e) const {
+    const uint32_t i = row[e], j = v.nbrs[e];
+    const bool keep = !v.empty(i) && !v.empty(j) && v.membrane[i] < 0 && v.membrane[j] < 0 &&
+                      v.parent[i] == v.parent[j] && (v.compartment[i] || v.compartment[j]);
+    mark[e] = keep ? 1 : 0;
+  }
+};
+
+// Compaction by an exclusive scan `pos` of the marks (pos[e + 1] > pos[e]: kept).
+struct ScatterKept {
+  const uint64_t* pos = nullptr;
+  const uint32_t* in = nullptr;
+  uint32_t* out = nullptr;
+  NESTSIM_HD void operator()(uint64_t e) const {
+    if (pos[e + 1] != pos[e]) out[pos[e]] = in[e];
+  }
+};
+struct RowStart {
+  const uint64_t* pos = nullptr;
+  const uint64_t* offsets = nullptr;
+  uint64_t* out = nullptr;
+  NESTSIM_HD void operator()(uint32_t i) const { out[i] = pos[offsets[i]]; }
+};
+
+// Chunks per row (0 for a short row), for i in [0, n]; the n-th is 0 (scan total).
+struct ChunkCount {
+  uint32_t n = 0;
+  const uint64_t* offsets = nullptr;  // compacted rows
+  uint64_t* chunks = nullptr;
+  NESTSIM_HD void operator()(uint32_t i) const {
+    const uint64_t m = i < n ? offsets[i + 1] - offsets[i] : 0;
+    chunks[i] = m > kForceChunk ? (m + kForceChunk - 1) / kForceChunk : 0;
+  }
+};
+
+// The compacted lists of the interacting pairs and the chunks of the long rows.
+struct ForceLists {
+  const uint64_t* offsets = nullptr;  // n + 1
+  const uint32_t* nbrs = nullptr;
+  const uint64_t* chunk_offsets = nullptr;  // n + 1, exclusive scan of ChunkCount
+  double* partial[3] = {nullptr, nullptr, nullptr};
+  // Sum of the forces on i from compacted entries [begin, end), in order.
+  NESTSIM_HD static void sum(const SlotView& v, uint32_t i, const uint32_t* nbrs,
+                             uint64_t begin, uint64_t end, double* f) {
+    for (uint64_t e = begin; e < end; ++e) pair_force(v, i, nbrs[e], f);
+  }
+};
+
+// One thread per possible chunk t (the launch covers an upper bound; threads past the
+// total return).
+struct ForceChunk {
+  SlotView v;
+  ForceLists l;
+  NESTSIM_HD void operator()(uint64_t t) const {
+    const uint32_t n = v.n;
+    if (t >= l.chunk_offsets[n]) return;
+    uint32_t lo = 0, hi = n;  // the row i with chunk_offsets[i] <= t < chunk_offsets[i + 1]
+    while (hi - lo > 1) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (l.chunk_offsets[mid] <= t) lo = mid; else hi = mid;
+    }
+    const uint32_t i = lo;
+    const uint64_t begin = l.offsets[i] + (t - l.chunk_offsets[i]) * kForceChunk;
+    const uint64_t end = begin + kForceChunk < l.offsets[i + 1] ? begin + kForceChunk : l.offsets[i + 1];
+    double f[3] = {0, 0, 0};
+    ForceLists::sum(v, i, l.nbrs, begin, end, f);
+    for (int k = 0; k < 3; ++k) l.partial[k][t] = f[k];
+  }
+};
+
+struct ForceRow {
+  SlotView v;
+  ForceLists l;
   NESTSIM_HD void operator()(uint32_t i) const {
     double f[3] = {0, 0, 0};
-    if (!v.empty(i) && v.repulsion > 0) {
-      const bool ci = v.compartment[i];
-      for (uint64_t e = v.nbr_offsets[i]; e < v.nbr_offsets[i + 1]; ++e) {
-        const uint32_t j = v.nbrs[e];
-        if (v.empty(j) || v.membrane[i] == int32_t(j) || v.membrane[j] == int32_t(i)) continue;
-        double d[3];
-        v.delta(v.x, i, j, d);
-        const double d2 = v.norm2(d);
-        if (!(d2 > 0)) continue;  // coincident centres: no direction, no force
-        const double dist = std::sqrt(d2);
-        const bool cj = v.compartment[j];
-        double overlap, sign;
-        if (cj && v.contains(j, i)) {  // i in j's lumen: pushed towards j's centre
-          overlap = dist + v.radius[i] - v.lumen(j);
-          sign = -1;
-        } else if (ci && v.contains(i, j)) {  // j in i's lumen: i pulled towards j
-          overlap = dist + v.radius[j] - v.lumen(i);
-          sign = -1;
-        } else {  // outside each other
-          overlap = v.radius[i] + v.radius[j] - dist;
-          sign = 1;
-        }
-        if (overlap > 0) {
-          const double scale = sign * v.repulsion * overlap / dist;
-          for (int k = 0; k < v.dim; ++k) f[k] += scale * d[k];
-        }
-      }
+    const uint64_t begin = l.offsets[i], end = l.offsets[i + 1];
+    if (end - begin <= kForceChunk) {
+      ForceLists::sum(v, i, l.nbrs, begin, end, f);
+    } else {
+      for (uint64_t t = l.chunk_offsets[i]; t < l.chunk_offsets[i + 1]; ++t)
+        for (int k = 0; k < 3; ++k) f[k] += l.partial[k][t];
     }
     for (int k = 0; k < 3; ++k) v.force[k][i] = f[k];
   }
@@ -235,8 +348,8 @@ struct Accept {
       if (!(room > 0 && v.norm2(rel) < room * room)) return false;
     }
     const bool ci = v.compartment[i];
-    for (uint64_t e = v.nbr_offsets[i]; e < v.nbr_offsets[i + 1]; ++e) {  // (B)
-      const uint32_t j = v.nbrs[e];
+    for (uint64_t e = v.sib_offsets[i]; e < v.sib_offsets[i + 1]; ++e) {  // (B)
+      const uint32_t j = v.sibs[e];
       if (v.empty(j) || v.parent[j] != p || v.membrane[j] >= 0) continue;
       if (!ci && !v.compartment[j]) continue;
       const double need = si + v.inner_ball(j);

@@ -1,5 +1,6 @@
 // The engine's host side: validation, slot arrays on the device, the step loop, frames
 // and restore. The per-body physics is in dynamics.cuh.
+#include <thrust/binary_search.h>
 #include <thrust/copy.h>
 #include <thrust/device_vector.h>
 #include <thrust/execution_policy.h>
@@ -7,7 +8,9 @@
 #include <thrust/for_each.h>
 #include <thrust/host_vector.h>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 #include <thrust/reduce.h>
+#include <thrust/scan.h>
 #include <thrust/transform_reduce.h>
 
 #include <algorithm>
@@ -19,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../../broadphase/src/exec.cuh"  // the caching allocator of Thrust's temporaries
 #include "dynamics.cuh"
 #include "nestsim/broadphase.h"
 #include "nestsim/device/check.cuh"
@@ -40,6 +44,16 @@ void for_each_slot(uint32_t n, F f) {
   if (n == 0) return;
   thrust::for_each_n(thrust::device, thrust::counting_iterator<uint32_t>(0), n, f);
 }
+
+template <class F>
+void for_each_index(uint64_t n, F f) {
+  if (n == 0) return;
+  thrust::for_each_n(thrust::device, thrust::counting_iterator<uint64_t>(0), n, f);
+}
+
+struct Widen {
+  NESTSIM_HD uint64_t operator()(uint8_t m) const { return m; }
+};
 
 void device_sync() {
 #if defined(NESTSIM_BACKEND_CUDA)
@@ -108,6 +122,14 @@ struct Simulation::Impl {
   thrust::device_vector<uint64_t> nbr_offsets;
   thrust::device_vector<uint32_t> nbrs;
   std::unique_ptr<device::PairFinder<double>> finder;
+  // Compactions of the lists (dynamics.cuh): per build the row of each entry and the
+  // entries Accept needs; per step the interacting entries and the chunks of long rows.
+  uint64_t entries = 0;  // list entries, nbr_offsets[used]
+  thrust::device_vector<uint32_t> nbr_row, sibs, force_nbrs;
+  thrust::device_vector<uint8_t> mark;  // entries + 1, the last 0
+  thrust::device_vector<uint64_t> kept, sib_offsets, force_offsets, chunk_offsets;
+  thrust::device_vector<double> partial[3];
+  nestsim::detail::CachingAllocator alloc;
 
   detail::SlotView view() {
     detail::SlotView v;
@@ -143,6 +165,8 @@ struct Simulation::Impl {
     v.rejections = raw(rejections);
     v.nbr_offsets = raw(nbr_offsets);
     v.nbrs = raw(nbrs);
+    v.sib_offsets = raw(sib_offsets);
+    v.sibs = raw(sibs);
     return v;
   }
 
@@ -298,7 +322,55 @@ struct Simulation::Impl {
     if (nbr_offsets.empty()) nbr_offsets.assign(std::size_t(used) + 1, 0);
     if (nbrs.empty()) nbrs.resize(1);  // a valid pointer for an empty list
     for (int k = 0; k < 3; ++k) x_built[k] = x[k];
+    // Buffers for the compactions, sized once per build (none in the step loop).
+    entries = nbr_offsets[used];
+    const std::size_t room = std::size_t(std::max<uint64_t>(entries, 1));
+    nbr_row.resize(room);
+    thrust::upper_bound(nestsim::detail::policy(alloc), nbr_offsets.begin() + 1,
+                        nbr_offsets.begin() + used + 1, thrust::counting_iterator<uint64_t>(0),
+                        thrust::counting_iterator<uint64_t>(entries), nbr_row.begin());
+    mark.assign(std::size_t(entries) + 1, 0);
+    kept.resize(std::size_t(entries) + 1);
+    sibs.resize(room);
+    force_nbrs.resize(room);
+    for (auto* o : {&sib_offsets, &force_offsets, &chunk_offsets}) o->resize(std::size_t(used) + 1);
+    for (auto& p : partial) p.resize(std::size_t(max_chunks()));
+    for_each_index(entries, detail::MarkSibling{view(), raw(nbr_row), raw(mark)});
+    compact(sib_offsets, sibs);
     ++times.rebuilds;
+  }
+
+  // A bound on the chunks of the long rows: ceil(m / C) < 2 m / C for m > C.
+  uint64_t max_chunks() const { return 2 * entries / detail::kForceChunk + 1; }
+
+  // The list entries marked in `mark`, in list order: row offsets into `offsets`,
+  // neighbours into `out` (an exclusive scan of the marks places them).
+  void compact(thrust::device_vector<uint64_t>& offsets, thrust::device_vector<uint32_t>& out) {
+    const auto marks = thrust::make_transform_iterator(mark.begin(), Widen{});
+    thrust::exclusive_scan(nestsim::detail::policy(alloc), marks, marks + entries + 1,
+                           kept.begin(), uint64_t(0));
+    for_each_index(entries, detail::ScatterKept{raw(kept), raw(nbrs), raw(out)});
+    for_each_slot(used + 1, detail::RowStart{raw(kept), raw(nbr_offsets), raw(offsets)});
+  }
+
+  // Excluded-volume forces at the current positions (dynamics.cuh, Forces).
+  void forces(const detail::SlotView& v) {
+    if (!(setup.repulsion > 0) || entries == 0) {
+      for (int k = 0; k < 3; ++k) thrust::fill_n(thrust::device, force[k].begin(), used, 0.0);
+      return;
+    }
+    for_each_index(entries, detail::MarkInteracting{v, raw(nbr_row), raw(mark)});
+    compact(force_offsets, force_nbrs);
+    for_each_slot(used + 1, detail::ChunkCount{used, raw(force_offsets), raw(chunk_offsets)});
+    thrust::exclusive_scan(nestsim::detail::policy(alloc), chunk_offsets.begin(),
+                           chunk_offsets.begin() + used + 1, chunk_offsets.begin());
+    detail::ForceLists l;
+    l.offsets = raw(force_offsets);
+    l.nbrs = raw(force_nbrs);
+    l.chunk_offsets = raw(chunk_offsets);
+    for (int k = 0; k < 3; ++k) l.partial[k] = raw(partial[k]);
+    for_each_index(max_chunks(), detail::ForceChunk{v, l});
+    for_each_slot(used, detail::ForceRow{v, l});
   }
 
   // The initial state must satisfy the invariants that the steps keep (dynamics.cuh).
@@ -320,7 +392,7 @@ struct Simulation::Impl {
     detail::SlotView v = view();
     {
       PhaseTimer timer(times.forces);
-      for_each_slot(used, detail::Forces{v});
+      forces(v);
     }
     bool need_rebuild = false;
     double step_bound = 0;
@@ -328,7 +400,7 @@ struct Simulation::Impl {
       PhaseTimer timer(times.integrate);
       for_each_slot(used, detail::Propose{v});
       const detail::StepBound b = thrust::transform_reduce(
-          thrust::device, thrust::counting_iterator<uint32_t>(0),
+          nestsim::detail::policy(alloc), thrust::counting_iterator<uint32_t>(0),
           thrust::counting_iterator<uint32_t>(used), detail::BoundOfBody{v}, detail::StepBound{},
           detail::MaxStepBound{});
       need_rebuild = !(b.from_built <= 0.5 * skin);
