@@ -425,7 +425,7 @@ struct Simulation::Impl {
   double default_skin() const {
     double dmax = 0;
     for (const Kind& k : setup.kinds) dmax = std::max(dmax, k.diffusion);
-    return 16.0 * std::sqrt(2.0 * dmax * setup.dt);
+    return 32.0 * std::sqrt(2.0 * dmax * setup.dt);
   }
 
   void start(const HostSlots& h) {

@@ -48,7 +48,7 @@
 namespace nestsim::sim {
 
 struct SimulationOptions {
-  // Verlet skin of the neighbour lists (length units); 0 picks 16 sqrt(2 D_max dt).
+  // Verlet skin of the neighbour lists (length units); 0 picks 32 sqrt(2 D_max dt) (measured on the default model: 16 rebuilt every other step, 64 made the lists too long; bench/NOTES.md).
   double skin = 0;
 };
 
