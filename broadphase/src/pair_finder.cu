@@ -41,7 +41,7 @@
 
 #include "brute_schedules.cuh"
 #include "device_util.cuh"
-#include "exec.cuh"
+#include "nestsim/device/exec.cuh"
 #include "kernels.cuh"
 #include "nestsim/device/pair_finder.cuh"
 #include "solid_grids.cuh"

@@ -22,7 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../../broadphase/src/exec.cuh"  // the caching allocator of Thrust's temporaries
+#include "nestsim/device/exec.cuh"  // the caching allocator of Thrust's temporaries
 #include "dynamics.cuh"
 #include "nestsim/broadphase.h"
 #include "nestsim/device/check.cuh"
