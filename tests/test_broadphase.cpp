@@ -15,28 +15,12 @@
 #include "nestsim/predicates.h"
 #include "nestsim/scenes.h"
 #include "reference.h"
+#include "scene_cases.h"
 
 using namespace nestsim;
 using namespace nestsim::testing;
 
 namespace {
-
-struct Case {
-  std::string name;
-  std::function<scenes::Scene()> make;
-  double skin = 0;
-};
-
-BroadphaseOptions options_for(const scenes::Scene& s, Overlap overlap, Method method,
-                              double skin) {
-  BroadphaseOptions o;
-  o.overlap = overlap;
-  o.method = method;
-  o.domain = s.domain;
-  if (!o.domain.periodic) o.domain.size = {0, 0, 0};
-  o.skin = skin;
-  return o;
-}
 
 // The library's result for one method, checked against the reference; returns the pairs.
 template <class Real>
@@ -58,7 +42,7 @@ std::vector<Pair> check_method(const std::string& label, const SphereSet<Real>& 
 }
 
 template <class Real>
-void check_scene(const Case& c) {
+void check_scene(const SceneCase& c) {
   const scenes::Scene scene = c.make();
   const SphereSet<Real> bodies = convert<Real>(scene.bodies);
   const char* precision = sizeof(Real) == 4 ? "float" : "double";
@@ -87,66 +71,10 @@ void check_scene(const Case& c) {
   CHECK(hollow.size() <= solid.size());
 }
 
-std::vector<Case> cases() {
-  using namespace scenes;
-  std::vector<Case> v;
-  v.push_back({"exponential 3D phi=0.1", [] { return exponential(3000, 0.1, 3, 1); }});
-  v.push_back({"exponential 3D phi=0.3", [] { return exponential(3000, 0.3, 3, 2); }});
-  v.push_back({"exponential 2D phi=0.3", [] { return exponential(3000, 0.3, 2, 3); }});
-  v.push_back({"equal radii 3D", [] { return equal_radii(3000, 0.3, 3, 4); }});
-  v.push_back({"equal radii 2D", [] { return equal_radii(2000, 0.4, 2, 5); }});
-  v.push_back({"concentric 3D", [] { return concentric(150, 3); }});
-  v.push_back({"concentric 2D", [] { return concentric(150, 2); }});
-  v.push_back({"cell-like", [] { return cell_like(3000, 6); }});
-  v.push_back({"contacts 3D", [] { return contacts(3); }});
-  v.push_back({"contacts 2D", [] { return contacts(2); }});
-  v.push_back({"radii 1e-3..1e3", [] { return log_uniform(2000, 0.2, 3, 7, 1e-3, 1e3); }});
-  v.push_back({"radii 1e-3..1e3 2D", [] { return log_uniform(2000, 0.2, 2, 8, 1e-3, 1e3); }});
-  v.push_back({"all solid (q = r)", [] { return exponential(2000, 0.3, 3, 9, 1, 20, 1.0); }});
-  v.push_back({"all bare (q = 0)", [] { return exponential(2000, 0.3, 3, 10, 1, 20, 0.0, 0.0); }});
-  v.push_back({"periodic 3D", [] {
-                 auto s = exponential(3000, 0.3, 3, 11);
-                 make_periodic(s);
-                 return s;
-               }});
-  v.push_back({"periodic 2D", [] {
-                 auto s = exponential(2000, 0.3, 2, 12);
-                 make_periodic(s);
-                 return s;
-               }});
-  v.push_back({"periodic, box of few cells", [] {
-                 // Bodies as large as a third of the box: windows wrap, < 3 cells per axis.
-                 auto s = exponential(60, 0.5, 3, 13, 1.0, 4.0);
-                 make_periodic(s);
-                 return s;
-               }});
-  v.push_back({"periodic cell-like", [] {
-                 auto s = cell_like(1500, 14);
-                 make_periodic(s);
-                 return s;
-               }});
-  v.push_back({"far from the origin", [] {
-                 auto s = exponential(2000, 0.3, 3, 15);
-                 for (std::size_t i = 0; i < s.bodies.size(); ++i) {
-                   s.bodies.x[i] += 5000;
-                   s.bodies.y[i] -= 3000;
-                   s.bodies.z[i] += 1000;
-                 }
-                 return s;
-               }});
-  v.push_back({"skin 0.25", [] { return exponential(2000, 0.3, 3, 16); }, 0.25});
-  v.push_back({"skin 2 on a cell", [] { return cell_like(1000, 17); }, 2.0});
-  v.push_back({"no body", [] { return exponential(0, 0.3, 3, 18); }});
-  v.push_back({"one body", [] { return exponential(1, 0.3, 3, 19); }});
-  v.push_back({"two bodies", [] { return exponential(2, 0.9, 3, 20); }});
-  v.push_back({"three hundred, sparse", [] { return exponential(300, 0.01, 3, 21); }});
-  return v;
-}
-
 }  // namespace
 
 TEST_CASE("every method equals the brute-force reference on every scene family") {
-  for (const Case& c : cases()) {
+  for (const SceneCase& c : scene_cases()) {
     SUBCASE(c.name.c_str()) {
       check_scene<double>(c);
       check_scene<float>(c);
