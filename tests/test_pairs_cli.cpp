@@ -157,7 +157,12 @@ TEST_CASE("bad input: located message, exit code 2, no output file") {
 }
 
 TEST_CASE("usage errors and help") {
-  CHECK(run_nestsim("pairs --help").code == 0);
+  const Run help = run_nestsim("pairs --help");
+  CHECK(help.code == 0);
+  for (const std::string& name : method_names()) {  // every method is documented
+    CAPTURE(name);
+    CHECK(help.out.find("\n  " + name + " ") != std::string::npos);
+  }
   CHECK(run_nestsim("--help").code == 0);
   const std::string path = write_file("ok.csv", "x,y,z,radius,thickness\n0,0,0,1,0\n");
   CHECK(run_nestsim("pairs " + path + " --precision half").code == 2);

@@ -34,7 +34,7 @@ const char* const kPairsHelp =
     "              distances are minimum-image\n"
     "--periodic    make the box periodic (needs --box)\n"
     "--precision   arithmetic of the search, float or double (default double)\n"
-    "--method      hsx (default) or brute (the plain double loop, a reference)\n"
+    "--method NAME the algorithm; every one gives the same pairs (names below)\n"
     "--skin S      enlarge every radius by S and shrink every lumen by S (default 0)\n"
     "--count       print only the number of pairs\n"
     "--bench K     after one warm-up call, time K calls of the search and print\n"
@@ -192,7 +192,14 @@ int run(const PairsArgs& p, const io::Scene& scene, const Domain& domain) {
 int pairs_command(const std::vector<std::string>& args) {
   if (std::find(args.begin(), args.end(), "--help") != args.end() ||
       std::find(args.begin(), args.end(), "-h") != args.end()) {
-    std::cout << kPairsHelp;
+    std::cout << kPairsHelp << "\nMethods (--method):\n"
+              << "  hsx             nested hollow-sphere grid, HSX paper Algorithm 1 (default)\n"
+              << "  brute           plain parallel double loop: the reference\n"
+              << "  brute_tiled     straightforward brute force in segments of 1024 bodies\n"
+              << "  brute_balanced  balanced circular schedule (pairwise seed, Algorithm 4)\n"
+              << "  brute_mapping   thread index -> pair mapping with 1-bit result masks\n"
+              << "  grid_uniform    uniform grid, one cell per body (solid spheres, filtered)\n"
+              << "  grid_aabb       multi-cell AABB grid in the style of chrono::collide\n";
     return 0;
   }
   PairsArgs p;
