@@ -4,6 +4,7 @@
 #pragma once
 #include <thrust/device_vector.h>
 #include <thrust/execution_policy.h>
+#include <thrust/fill.h>
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/scan.h>
@@ -145,5 +146,70 @@ inline GridSpec make_grid(const Domain& dom, int dim, double width, const double
   }
   return g;
 }
+
+// Buckets for `count` bodies in `grid`: one per cell when the cells are few (dense),
+// otherwise a hash table of about 2 count buckets (sparse scenes; exact through the
+// cell check of the pair steps). Returns the number of cells.
+inline double choose_buckets(GridSpec& grid, uint32_t count) {
+  double cells = 1;
+  for (int a = 0; a < grid.dim; ++a) cells *= double(grid.n[a]);
+  if (cells <= 4.0 * count + 1024.0) {
+    grid.dense = true;
+    grid.table_size = static_cast<uint64_t>(cells);
+  } else {
+    grid.dense = false;
+    int bits = 10;
+    while ((uint64_t(1) << bits) < 2ull * count) ++bits;
+    grid.table_size = uint64_t(1) << bits;
+    grid.hash_shift = 64 - bits;
+  }
+  return cells;
+}
+
+// The counting-sort grid of one level's small bodies (HSX paper section 4.1: atomic
+// count per bucket -> exclusive scan -> scatter), its buffers kept across calls.
+template <class Real>
+struct SmallGrid {
+  thrust::device_vector<uint32_t> bucket_count, bucket_start, bucket_of, rank, id;
+  thrust::device_vector<uint64_t> cell_key, key;
+  thrust::device_vector<Real> pos[3], radius, thickness;
+
+  // Sorts bodies [0, n) into the buckets of `grid` and fills the small-body part of v
+  // (grid, small, small_key, small_count, bucket_start).
+  template <int Dim, class Policy>
+  void build(const Policy& exec, const GridSpec& grid, const BodyArrays<Real>& bodies,
+             uint32_t n, LevelView<Real>& v) {
+    const std::size_t table = grid.table_size;
+    ensure_size(bucket_count, table + 1);
+    thrust::fill_n(thrust::device, bucket_count.begin(), table + 1, 0u);
+    ensure_size(bucket_of, n);
+    ensure_size(rank, n);
+    ensure_size(cell_key, n);
+    for_each_index(n, BinSmall<Real, Dim>{grid, bodies, raw(bucket_count), raw(bucket_of),
+                                          raw(rank), raw(cell_key)});
+    ensure_size(bucket_start, table + 1);
+    thrust::exclusive_scan(exec, bucket_count.begin(), bucket_count.begin() + table + 1,
+                           bucket_start.begin(), 0u);
+    for (int a = 0; a < Dim; ++a) ensure_size(pos[a], n);
+    ensure_size(radius, n);
+    ensure_size(thickness, n);
+    ensure_size(id, n);
+    ensure_size(key, n);
+    ScatterSmall<Real, Dim> scatter{bodies,    raw(bucket_of), raw(rank),
+                                    raw(cell_key), raw(bucket_start), {nullptr, nullptr, nullptr},
+                                    raw(radius), raw(thickness), raw(id), raw(key)};
+    for (int a = 0; a < Dim; ++a) scatter.pos[a] = raw(pos[a]);
+    for_each_index(n, scatter);
+
+    v.grid = grid;
+    for (int a = 0; a < Dim; ++a) v.small.pos[a] = raw(pos[a]);
+    v.small.radius = raw(radius);
+    v.small.thickness = raw(thickness);
+    v.small.id = raw(id);
+    v.small_key = raw(key);
+    v.small_count = n;
+    v.bucket_start = raw(bucket_start);
+  }
+};
 
 }  // namespace nestsim::detail

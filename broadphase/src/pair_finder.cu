@@ -211,12 +211,7 @@ struct PairFinder<Real>::State {
   thrust::device_vector<uint8_t> natural, group_key;
   thrust::device_vector<uint32_t> histogram, order;
   thrust::device_vector<Real> g_pos[3], g_r, g_q;
-  // the level's grid
-  thrust::device_vector<uint32_t> bucket_count, bucket_start, bucket_of, rank;
-  thrust::device_vector<uint64_t> cell_key;
-  thrust::device_vector<Real> s_pos[3], s_r, s_q;
-  thrust::device_vector<uint32_t> s_id;
-  thrust::device_vector<uint64_t> s_key;
+  detail::SmallGrid<Real> small_grid;  // the level's grid
   // pair assembly
   thrust::device_vector<uint64_t> task_count, task_start, counts, offsets, active;
   thrust::device_vector<uint64_t> keys;
@@ -357,19 +352,8 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
     }
     const double d = std::ldexp(d0, group.top_level);
     GridSpec grid = detail::make_grid(dom, Dim, d, bounds.centre_lo, bounds.centre_hi);
-    double cells = 1;
-    for (int a = 0; a < Dim; ++a) cells *= double(grid.n[a]);
     const uint32_t small_count = group.end - group.begin;
-    if (cells <= 4.0 * small_count + 1024.0) {
-      grid.dense = true;
-      grid.table_size = static_cast<uint64_t>(cells);
-    } else {
-      grid.dense = false;
-      int bits = 10;
-      while ((uint64_t(1) << bits) < 2ull * small_count) ++bits;
-      grid.table_size = uint64_t(1) << bits;
-      grid.hash_shift = 64 - bits;
-    }
+    const double cells = detail::choose_buckets(grid, small_count);
     this->level<Dim>(group, grid, n, pad);
     if (trace) {
       const double ms = std::chrono::duration<double, std::milli>(
@@ -396,40 +380,11 @@ void PairFinder<Real>::State::level(const Group& group, const GridSpec& grid, ui
   small_in.thickness = raw(g_q) + group.begin;
   small_in.id = raw(order) + group.begin;
 
-  // Counting sort of the small bodies into buckets (section 4.1).
-  const std::size_t table = grid.table_size;
-  ensure_size(bucket_count, table + 1);
-  thrust::fill_n(thrust::device, bucket_count.begin(), table + 1, 0u);
-  ensure_size(bucket_of, ns);
-  ensure_size(rank, ns);
-  ensure_size(cell_key, ns);
-  for_each_index(ns, detail::BinSmall<Real, Dim>{grid, small_in, raw(bucket_count),
-                                                 raw(bucket_of), raw(rank), raw(cell_key)});
-  ensure_size(bucket_start, table + 1);
-  thrust::exclusive_scan(detail::policy(alloc), bucket_count.begin(), bucket_count.begin() + table + 1,
-                         bucket_start.begin(), 0u);
-  for (int a = 0; a < Dim; ++a) ensure_size(s_pos[a], ns);
-  ensure_size(s_r, ns);
-  ensure_size(s_q, ns);
-  ensure_size(s_id, ns);
-  ensure_size(s_key, ns);
-  detail::ScatterSmall<Real, Dim> scatter{small_in, raw(bucket_of), raw(rank), raw(cell_key),
-                                          raw(bucket_start), {nullptr, nullptr, nullptr},
-                                          raw(s_r), raw(s_q), raw(s_id), raw(s_key)};
-  for (int a = 0; a < Dim; ++a) scatter.pos[a] = raw(s_pos[a]);
-  for_each_index(ns, scatter);
+  LevelView<Real> v;
+  small_grid.template build<Dim>(detail::policy(alloc), grid, small_in, ns, v);
   phase.mark("grid (count sort)");
 
-  LevelView<Real> v;
-  v.grid = grid;
   v.space = space;
-  for (int a = 0; a < Dim; ++a) v.small.pos[a] = raw(s_pos[a]);
-  v.small.radius = raw(s_r);
-  v.small.thickness = raw(s_q);
-  v.small.id = raw(s_id);
-  v.small_key = raw(s_key);
-  v.small_count = ns;
-  v.bucket_start = raw(bucket_start);
   for (int a = 0; a < Dim; ++a) v.large.pos[a] = raw(g_pos[a]) + group.end;
   v.large.radius = raw(g_r) + group.end;
   v.large.thickness = raw(g_q) + group.end;

@@ -88,54 +88,13 @@ uint64_t SolidGrids<Real>::uniform_dim(const BroadphaseOptions& options,
   const double pad = rounding_pad<Real>(e, options.domain, Dim);
   // Every pair lies within r_i + r_j <= 2 rmax < d: in the Moore neighbourhood.
   GridSpec grid = make_grid(options.domain, Dim, 2.0 * e.rmax + pad, e.centre_lo, e.centre_hi);
-  double cells = 1;
-  for (int a = 0; a < Dim; ++a) cells *= double(grid.n[a]);
-  if (cells <= 4.0 * n + 1024.0) {
-    grid.dense = true;
-    grid.table_size = static_cast<uint64_t>(cells);
-  } else {  // a sparse scene: buckets hashed from the cell index
-    grid.dense = false;
-    int bits = 10;
-    while ((uint64_t(1) << bits) < 2ull * n) ++bits;
-    grid.table_size = uint64_t(1) << bits;
-    grid.hash_shift = 64 - bits;
-  }
+  choose_buckets(grid, n);
 
-  // Counting sort by cell (count -> scan -> scatter).
-  const std::size_t table = grid.table_size;
-  ensure_size(bucket_count_, table + 1);
-  thrust::fill_n(thrust::device, bucket_count_.begin(), table + 1, 0u);
-  ensure_size(bucket_of_, n);
-  ensure_size(rank_, n);
-  ensure_size(cell_of_, n);
-  for_each_index(n, BinSmall<Real, Dim>{grid, bodies, raw(bucket_count_), raw(bucket_of_),
-                                        raw(rank_), raw(cell_of_)});
-  ensure_size(bucket_start_, table + 1);
-  thrust::exclusive_scan(thrust::device, bucket_count_.begin(), bucket_count_.begin() + table + 1,
-                         bucket_start_.begin(), 0u);
-  for (int a = 0; a < Dim; ++a) ensure_size(s_pos_[a], n);
-  ensure_size(s_r_, n);
-  ensure_size(s_q_, n);
-  ensure_size(s_id_, n);
-  ensure_size(s_key_, n);
-  ScatterSmall<Real, Dim> scatter{bodies,    raw(bucket_of_), raw(rank_),
-                                  raw(cell_of_), raw(bucket_start_), {nullptr, nullptr, nullptr},
-                                  raw(s_r_), raw(s_q_),       raw(s_id_),
-                                  raw(s_key_)};
-  for (int a = 0; a < Dim; ++a) scatter.pos[a] = raw(s_pos_[a]);
-  for_each_index(n, scatter);
-
-  // One level where every body is small: the Moore-neighbourhood search of SmallPairs.
+  // Counting sort by cell, then one level where every body is small: the
+  // Moore-neighbourhood search of SmallPairs.
   LevelView<Real> v;
-  v.grid = grid;
+  small_grid_.template build<Dim>(thrust::device, grid, bodies, n, v);
   v.space = space;
-  for (int a = 0; a < Dim; ++a) v.small.pos[a] = raw(s_pos_[a]);
-  v.small.radius = raw(s_r_);
-  v.small.thickness = raw(s_q_);
-  v.small.id = raw(s_id_);
-  v.small_key = raw(s_key_);
-  v.small_count = n;
-  v.bucket_start = raw(bucket_start_);
   v.pad = pad;
   return emit_pairs<SmallPairs, Dim>(n, count_only, keys, v);
 }

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 
+#include "device_util.cuh"
 #include "kernels.cuh"
 #include "nestsim/broadphase.h"
 
@@ -211,9 +212,7 @@ class SolidGrids {
                       Args... args);
 
   // uniform grid
-  thrust::device_vector<uint32_t> bucket_count_, bucket_start_, bucket_of_, rank_, s_id_;
-  thrust::device_vector<uint64_t> cell_of_, s_key_;
-  thrust::device_vector<Real> s_pos_[3], s_r_, s_q_;
+  SmallGrid<Real> small_grid_;  // grid_uniform's counting-sort grid
   // AABB grid
   thrust::device_vector<uint32_t> start_[3], length_[3], entry_body_;
   thrust::device_vector<uint64_t> entry_count_, entry_offset_, entry_key_;
