@@ -74,7 +74,7 @@ NESTSIM_HD inline LargePlan plan_large(const GridSpec& g, const double* x, doubl
                                        uint32_t small_count) {
   LargePlan p;
   bool wraps = false;
-  for (int a = 0; a < Dim; ++a) {
+  NESTSIM_UNROLL for (int a = 0; a < Dim; ++a) {
     p.lo[a] = g.raw_coord(x[a] - reach, a);
     p.hi[a] = g.raw_coord(x[a] + reach, a);
     if (g.periodic) {
@@ -86,7 +86,7 @@ NESTSIM_HD inline LargePlan plan_large(const GridSpec& g, const double* x, doubl
     }
   }
   uint64_t columns = 1;
-  for (int a = 1; a < Dim; ++a) columns *= uint64_t(p.hi[a] - p.lo[a] + 1);
+  NESTSIM_UNROLL for (int a = 1; a < Dim; ++a) columns *= uint64_t(p.hi[a] - p.lo[a] + 1);
   p.columns = columns;
   // A column costs at least two cell look-ups; a direct task tests kDirectChunk bodies.
   if (wraps || 2 * columns >= small_count) {
@@ -133,7 +133,7 @@ NESTSIM_HD inline void visit_rim_column(const GridSpec& g, const LargePlan& p, u
   constexpr int run = 0;
   long long c[3] = {0, 0, 0};
   double hmin2 = 0, hmax2 = 0;
-  for (int a = 1; a < Dim; ++a) {
+  NESTSIM_UNROLL for (int a = 1; a < Dim; ++a) {
     const uint64_t extent = uint64_t(p.hi[a] - p.lo[a] + 1);
     c[a] = p.lo[a] + static_cast<long long>(column % extent);
     column /= extent;
@@ -159,7 +159,7 @@ NESTSIM_HD inline void visit_rim_column(const GridSpec& g, const LargePlan& p, u
       ex_hi = hi;
     }
   }
-  for (int a = 1; a < Dim; ++a) c[a] = g.home(c[a], a);
+  NESTSIM_UNROLL for (int a = 1; a < Dim; ++a) c[a] = g.home(c[a], a);
   visit(c, lo, ex_lo - 1 < hi ? ex_lo - 1 : hi);
   visit(c, ex_hi + 1 > lo ? ex_hi + 1 : lo, hi);
 }

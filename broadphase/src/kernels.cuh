@@ -21,7 +21,7 @@ struct BodyArrays {
 
   NESTSIM_HD uint32_t id_of(uint32_t k) const { return id ? id[k] : k; }
   NESTSIM_HD void load(uint32_t k, int dim, Real* p) const {
-    for (int a = 0; a < dim; ++a) p[a] = pos[a][k];
+    NESTSIM_AXES(a, dim) p[a] = pos[a][k];
   }
 };
 
@@ -93,7 +93,7 @@ struct LevelView {
 
   NESTSIM_HD void cell_of(const double* x, long long* c) const {
     c[2] = 0;
-    for (int a = 0; a < grid.dim; ++a) c[a] = grid.home(grid.raw_coord(x[a], a), a);
+    NESTSIM_AXES(a, grid.dim) c[a] = grid.home(grid.raw_coord(x[a], a), a);
   }
   NESTSIM_HD double large_outer(Real r) const { return double(r) + small_reach + pad; }
   NESTSIM_HD double large_inner(Real r, Real q) const {
@@ -152,7 +152,7 @@ struct BinSmall {
 
   NESTSIM_HD void operator()(uint32_t k) const {
     long long c[3] = {0, 0, 0};
-    for (int a = 0; a < Dim; ++a) c[a] = grid.home(grid.raw_coord(double(bodies.pos[a][k]), a), a);
+    NESTSIM_UNROLL for (int a = 0; a < Dim; ++a) c[a] = grid.home(grid.raw_coord(double(bodies.pos[a][k]), a), a);
     const uint64_t lin = grid.linear(c);
     const uint32_t b = static_cast<uint32_t>(grid.bucket(lin));
     key[k] = lin;
@@ -177,7 +177,7 @@ struct ScatterSmall {
 
   NESTSIM_HD void operator()(uint32_t k) const {
     const uint32_t dst = bucket_start[bucket_of[k]] + rank[k];
-    for (int a = 0; a < Dim; ++a) pos[a][dst] = from.pos[a][k];
+    NESTSIM_UNROLL for (int a = 0; a < Dim; ++a) pos[a][dst] = from.pos[a][k];
     radius[dst] = from.radius[k];
     thickness[dst] = from.thickness[k];
     id[dst] = from.id_of(k);
@@ -204,7 +204,7 @@ struct SmallPairs {
     // In a periodic box of fewer than 3 cells on an axis, offsets -1 and +1 reach the
     // same cell: visit each distinct cell once.
     int off_lo[3] = {0, 0, 0}, off_hi[3] = {0, 0, 0};
-    for (int d = 0; d < Dim; ++d) {
+    NESTSIM_UNROLL for (int d = 0; d < Dim; ++d) {
       off_lo[d] = (g.periodic && g.n[d] < 3) ? 0 : -1;
       off_hi[d] = (g.periodic && g.n[d] == 1) ? 0 : 1;
     }
@@ -227,7 +227,7 @@ struct SmallPairs {
       for (int oy = off_lo[1]; oy <= off_hi[1]; ++oy) {
         const int off[3] = {0, oy, oz};
         bool inside = true;
-        for (int d = 1; d < Dim; ++d) {
+        NESTSIM_UNROLL for (int d = 1; d < Dim; ++d) {
           nc[d] = g.neighbor(c[d] + off[d], d);
           inside = inside && nc[d] >= 0;
         }
@@ -253,7 +253,7 @@ struct CountLargeTasks {
 
   NESTSIM_HD void operator()(uint32_t l) const {
     double x[3] = {0, 0, 0};
-    for (int a = 0; a < Dim; ++a) x[a] = double(v.large.pos[a][l]);
+    NESTSIM_UNROLL for (int a = 0; a < Dim; ++a) x[a] = double(v.large.pos[a][l]);
     tasks[l] = plan_large<Dim>(v.grid, x, v.large_outer(v.large.radius[l]), v.small_count).tasks;
   }
 };

@@ -30,7 +30,7 @@ struct SiteMap {
   template <class F>
   NESTSIM_HD void for_each_neighbor(const Bead& b, F& f) const {
     const int64_t c[3] = {b.x, b.y, dim == 3 ? b.z : 0};
-    for (int axis = 0; axis < dim; ++axis) {
+    NESTSIM_AXES(axis, dim) {
       for (int step = -1; step <= 1; step += 2) {
         int64_t n[3] = {c[0], c[1], c[2]};
         n[axis] += step;

@@ -86,7 +86,7 @@ struct AabbRanges {
   NESTSIM_HD void operator()(uint32_t b) const {
     uint64_t count = 1;
     const double reach = double(bodies.radius[b]) + cells.pad;
-    for (int a = 0; a < Dim; ++a) {
+    NESTSIM_UNROLL for (int a = 0; a < Dim; ++a) {
       uint32_t s, l;
       aabb_axis_cells(cells.grid, double(bodies.pos[a][b]), reach, a, s, l);
       cells.start[a][b] = s;
@@ -107,7 +107,7 @@ struct AabbEntryCount {
   NESTSIM_HD uint64_t operator()(uint32_t b) const {
     uint64_t count = 1;
     const double reach = double(bodies.radius[b]) + pad;
-    for (int a = 0; a < Dim; ++a) {
+    NESTSIM_UNROLL for (int a = 0; a < Dim; ++a) {
       uint32_t s, l;
       aabb_axis_cells(grid, double(bodies.pos[a][b]), reach, a, s, l);
       count *= l;
@@ -127,7 +127,7 @@ struct AabbFill {
   NESTSIM_HD void operator()(uint32_t b) const {
     const GridSpec& g = cells.grid;
     uint32_t s[3] = {0, 0, 0}, l[3] = {1, 1, 1};
-    for (int a = 0; a < Dim; ++a) {
+    NESTSIM_UNROLL for (int a = 0; a < Dim; ++a) {
       s[a] = cells.start[a][b];
       l[a] = cells.length[a][b];
     }

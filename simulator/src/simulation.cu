@@ -125,9 +125,11 @@ struct Simulation::Impl {
   // Compactions of the lists (dynamics.cuh): per build the row of each entry and the
   // entries Accept needs; per step the interacting entries and the chunks of long rows.
   uint64_t entries = 0;  // list entries, nbr_offsets[used]
-  thrust::device_vector<uint32_t> nbr_row, sibs, force_nbrs;
+  thrust::device_vector<uint32_t> nbr_row, sibs, sib_rows, force_nbrs;
+  uint64_t sib_count = 0;
+  thrust::device_vector<uint8_t> reject;
   thrust::device_vector<uint8_t> mark;  // entries + 1, the last 0
-  thrust::device_vector<uint64_t> kept, sib_offsets, force_offsets, chunk_offsets;
+  thrust::device_vector<uint64_t> kept, force_offsets, chunk_offsets;
   thrust::device_vector<double> partial[3];
   nestsim::detail::CachingAllocator alloc;
 
@@ -165,8 +167,10 @@ struct Simulation::Impl {
     v.rejections = raw(rejections);
     v.nbr_offsets = raw(nbr_offsets);
     v.nbrs = raw(nbrs);
-    v.sib_offsets = raw(sib_offsets);
+    v.sib_rows = raw(sib_rows);
     v.sibs = raw(sibs);
+    v.sib_count = sib_count;
+    v.reject = raw(reject);
     return v;
   }
 
@@ -295,6 +299,7 @@ struct Simulation::Impl {
     membrane.assign(h.membrane.begin(), h.membrane.end());
     compartment.assign(h.compartment.begin(), h.compartment.end());
     rejections.assign(n, 0u);
+    reject.assign(n, 0);
   }
 
   // Neighbour lists at the current positions, with at least `wanted_skin`.
@@ -332,25 +337,38 @@ struct Simulation::Impl {
     mark.assign(std::size_t(entries) + 1, 0);
     kept.resize(std::size_t(entries) + 1);
     sibs.resize(room);
+    sib_rows.resize(room);
     force_nbrs.resize(room);
-    for (auto* o : {&sib_offsets, &force_offsets, &chunk_offsets}) o->resize(std::size_t(used) + 1);
+    for (auto* o : {&force_offsets, &chunk_offsets}) o->resize(std::size_t(used) + 1);
     for (auto& p : partial) p.resize(std::size_t(max_chunks()));
     for_each_index(entries, detail::MarkSibling{view(), raw(nbr_row), raw(mark)});
-    compact(sib_offsets, sibs);
+    sib_count = compact(nullptr, sibs, &sib_rows);
     ++times.rebuilds;
   }
 
   // A bound on the chunks of the long rows: ceil(m / C) < 2 m / C for m > C.
   uint64_t max_chunks() const { return 2 * entries / detail::kForceChunk + 1; }
 
-  // The list entries marked in `mark`, in list order: row offsets into `offsets`,
-  // neighbours into `out` (an exclusive scan of the marks places them).
-  void compact(thrust::device_vector<uint64_t>& offsets, thrust::device_vector<uint32_t>& out) {
+  // The list entries marked in `mark`, in list order: neighbours into `out`, and row
+  // offsets into `offsets` and/or the row of each entry into `rows` (an exclusive scan of
+  // the marks places them). Returns the number kept.
+  uint64_t compact(thrust::device_vector<uint64_t>* offsets, thrust::device_vector<uint32_t>& out,
+                   thrust::device_vector<uint32_t>* rows = nullptr) {
     const auto marks = thrust::make_transform_iterator(mark.begin(), Widen{});
     thrust::exclusive_scan(nestsim::detail::policy(alloc), marks, marks + entries + 1,
                            kept.begin(), uint64_t(0));
     for_each_index(entries, detail::ScatterKept{raw(kept), raw(nbrs), raw(out)});
-    for_each_slot(used + 1, detail::RowStart{raw(kept), raw(nbr_offsets), raw(offsets)});
+    if (rows) for_each_index(entries, detail::ScatterKept{raw(kept), raw(nbr_row), raw(*rows)});
+    if (offsets)
+      for_each_slot(used + 1, detail::RowStart{raw(kept), raw(nbr_offsets), raw(*offsets)});
+    return kept[std::size_t(entries)];
+  }
+
+  // Impermeability tests of the proposals (dynamics.cuh, Accept).
+  void accept(const detail::SlotView& v) {
+    for_each_slot(used, detail::AcceptParent{v});
+    for_each_index(sib_count, detail::AcceptSibling{v});
+    for_each_slot(used, detail::AcceptApply{v});
   }
 
   // Excluded-volume forces at the current positions (dynamics.cuh, Forces).
@@ -360,7 +378,7 @@ struct Simulation::Impl {
       return;
     }
     for_each_index(entries, detail::MarkInteracting{v, raw(nbr_row), raw(mark)});
-    compact(force_offsets, force_nbrs);
+    compact(&force_offsets, force_nbrs);
     for_each_slot(used + 1, detail::ChunkCount{used, raw(force_offsets), raw(chunk_offsets)});
     thrust::exclusive_scan(nestsim::detail::policy(alloc), chunk_offsets.begin(),
                            chunk_offsets.begin() + used + 1, chunk_offsets.begin());
@@ -377,7 +395,7 @@ struct Simulation::Impl {
   void check_invariants() {
     for (int k = 0; k < 3; ++k) thrust::fill(move[k].begin(), move[k].end(), 0.0);
     thrust::fill(rejections.begin(), rejections.end(), 0u);
-    for_each_slot(used, detail::Accept{view()});
+    accept(view());
     thrust::host_vector<uint32_t> r(rejections.begin(), rejections.begin() + used);
     thrust::fill(rejections.begin(), rejections.end(), 0u);
     for (uint32_t i = 0; i < used; ++i)
@@ -413,7 +431,7 @@ struct Simulation::Impl {
     }
     {
       PhaseTimer timer(times.integrate);
-      for_each_slot(used, detail::Accept{v});
+      accept(v);
       for_each_slot(used, detail::Apply{v});
       for_each_slot(used, detail::ApplyBound{v});
       for (int k = 0; k < 3; ++k) x[k].swap(x_next[k]);

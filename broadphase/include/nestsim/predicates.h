@@ -61,7 +61,7 @@ struct Space {
 
   NESTSIM_HD Real distance2(const Real* a, const Real* b) const {
     Real d2 = 0;
-    for (int k = 0; k < dim; ++k) {
+    NESTSIM_AXES(k, dim) {
       const Real d = minimum_image(sub_rn(a[k], b[k]), edge[k], inv_edge[k]);
       d2 = add_rn(d2, mul_rn(d, d));
     }
