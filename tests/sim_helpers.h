@@ -109,6 +109,28 @@ struct SetupBuilder {
   }
 };
 
+// The frame with body id i in slot i (the engine puts bodies into slots in spatial
+// order; the checks below index bodies by id). Empty slots come last.
+inline Frame by_id(const Frame& f) {
+  Frame g = f;
+  const std::size_t n = f.id.size();
+  std::vector<std::size_t> from(n, n);
+  for (std::size_t s = 0; s < n; ++s)
+    if (f.id[s] >= 0 && std::size_t(f.id[s]) < n) from[std::size_t(f.id[s])] = s;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t s = from[i];
+    const bool has = s < n;
+    g.id[i] = has ? f.id[s] : -1;
+    g.position[i] = has ? f.position[s] : std::array<double, 3>{0, 0, 0};
+    g.kind[i] = has ? f.kind[s] : -1;
+    g.radius[i] = has ? f.radius[s] : 0.0;
+    g.thickness[i] = has ? f.thickness[s] : 0.0;
+    g.parent[i] = has ? f.parent[s] : -1;
+    g.membrane[i] = has ? f.membrane[s] : -1;
+  }
+  return g;
+}
+
 // Is compartment `c` (id) in the parent chain of body `b` (id)? Ids are slots here.
 inline bool in_chain(const Frame& f, int64_t c, int64_t b) {
   for (int64_t p = f.parent[std::size_t(b)]; p >= 0; p = f.parent[std::size_t(p)])

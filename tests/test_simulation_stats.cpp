@@ -59,10 +59,10 @@ TEST_CASE("free bodies: mean squared displacement is 2 d D t") {
       b.add(k % 2 ? fast : slow, p);
     }
     Simulation sim(b.s);
-    Unwrapper u(b.s, sim.frame());
+    Unwrapper u(b.s, by_id(sim.frame()));
     for (int f = 0; f < 10; ++f) {
       sim.run(10);
-      u.add(sim.frame());
+      u.add(by_id(sim.frame()));
     }
     const double t = sim.time();
     for (int kind = 0; kind < 2; ++kind) {
@@ -95,9 +95,9 @@ TEST_CASE("bound bodies: diffusion on the membrane sphere") {
             -1, c);
     }
     Simulation sim(b.s);
-    const Frame start = sim.frame();
+    const Frame start = by_id(sim.frame());
     sim.run(2000);
-    const Frame end = sim.frame();
+    const Frame end = by_id(sim.frame());
     double sum = 0, sum2 = 0;
     for (int k = 1; k <= n; ++k) {
       double d2 = 0;
@@ -127,13 +127,13 @@ TEST_CASE("impermeability: a crowded cell with moving compartments, every frame"
   for (std::size_t i = 0; i < s.bodies.size(); ++i)  // bound bodies: their membrane's parent
     if (s.bodies[i].membrane >= 0) expected[i] = parents[std::size_t(s.bodies[i].membrane)];
   std::string what;
-  std::size_t bad = membrane_violations(s, expected, sim.frame(), what);
+  std::size_t bad = membrane_violations(s, expected, by_id(sim.frame()), what);
   CHECK(bad == 0);
-  Unwrapper u(s, sim.frame());
+  Unwrapper u(s, by_id(sim.frame()));
   const int frames = 3000;
   for (int f = 0; f < frames && bad == 0; ++f) {
     sim.run(1);
-    const Frame now = sim.frame();
+    const Frame now = by_id(sim.frame());
     bad += membrane_violations(s, expected, now, what);
     u.add(now);
   }
