@@ -481,3 +481,332 @@ medium: {temperature: -3}
 )",
                3, "-3", "medium.temperature", "expected a number > 0");
 }
+
+// --- reactions ---------------------------------------------------------------------
+
+namespace {
+
+// A valid model with every supported form of rule; tests replace one line to break it.
+const std::string reaction_model = R"(nestsim: 1
+box: {size: [400, 400, 400]}
+compartments:
+  cell: {radius: 150, thickness: 8, diffusion: 0}
+  lysosome: {radius: 30, thickness: 4, diffusion: 1}
+species:
+  ligand: {radius: 2, diffusion: 80}
+  receptor: {radius: 3, diffusion: 1, membrane: true}
+  complex: {radius: 4, diffusion: 1, membrane: true}
+  ligand_bound: {radius: 2, diffusion: 1, membrane: true}
+  dimer: {radius: 3, diffusion: 50}
+  monomer: {radius: 2, diffusion: 80}
+place:
+  - {compartment: cell, at: [200, 200, 200]}
+  - {compartment: lysosome, count: 2, in: cell}
+  - {species: receptor, count: 10, on: cell}
+  - {species: ligand, count: 10, outside: cell}
+reactions:
+  - {name: degradation, rule: "ligand in lysosome -> 0", rate: 1.0}
+  - {name: binding,     rule: "ligand outside cell + receptor on cell -> complex on cell", rate: 50, radius: 4}
+  - {name: capture,     rule: "ligand + cell -> ligand_bound on cell", rate: 10, radius: 3}
+  - {name: recycling,   rule: "receptor in lysosome -> receptor on cell", rate: 0.1}
+  - {name: unbinding,   rule: "complex on cell -> ligand outside cell + receptor on cell", rate: 0.01}
+  - {name: split,       rule: "dimer -> monomer + monomer", rate: 0.5}
+  - {name: dimerise,    rule: monomer + monomer -> dimer, rate: 2e-3, radius: 5}
+  - {name: capture-2,   rule: "cell + ligand -> ligand_bound on cell", rate: 0, radius: 2.5}
+  - name: release
+    rule: "ligand_bound on cell -> ligand in cell"
+    rate: 7
+)";
+
+// reaction_model with line `line` (1-based) replaced by `text`.
+std::string with_reaction(int line, const std::string& text) {
+  std::string out;
+  int n = 1;
+  std::size_t start = 0;
+  while (start < reaction_model.size()) {
+    const std::size_t end = reaction_model.find('\n', start);
+    out += (n == line ? text : reaction_model.substr(start, end - start)) + "\n";
+    start = end + 1;
+    ++n;
+  }
+  return out;
+}
+
+// Kind indices of reaction_model: compartments first, then species, in file order.
+enum : uint32_t { cell, lysosome, ligand, receptor, complex_, ligand_bound, dimer, monomer };
+
+using Where = sim::Site::Where;
+
+void check_term(const sim::Term& t, uint32_t kind, Where where, uint32_t compartment = 0) {
+  CHECK(t.kind == kind);
+  CHECK(t.site.where == where);
+  if (where != Where::any) CHECK(t.site.compartment == compartment);
+}
+
+}  // namespace
+
+TEST_CASE("reactions parse into the Setup's rules") {
+  const io::Model m = io::parse_model(reaction_model, "model.yaml");
+  REQUIRE(m.reactions.size() == 9);
+  CHECK(m.reactions[0].name == "degradation");
+  CHECK(m.reactions[0].rule == "ligand in lysosome -> 0");
+  CHECK(m.reactions[0].where.line == 19);
+  CHECK(m.reactions[0].rule_at.line == 19);
+  CHECK(m.reactions[0].rule_at.column == 31);
+  CHECK(!m.reactions[0].radius);
+  REQUIRE(m.reactions[1].reactants.size() == 2);
+  CHECK(m.reactions[1].reactants[0].kind == "ligand");
+  CHECK(m.reactions[1].reactants[0].where == io::RuleTerm::Where::outside);
+  CHECK(m.reactions[1].reactants[0].compartment == "cell");
+  CHECK(m.reactions[6].rule == "monomer + monomer -> dimer");  // a plain scalar
+  CHECK(m.reactions[8].where.line == 27);                        // block style
+
+  // Through make_setup_without_bodies and make_setup alike.
+  for (const sim::Setup& s : {io::make_setup_without_bodies(m), io::make_setup(m)}) {
+    const auto& r = s.reactions;
+    REQUIRE(r.size() == 9);
+    REQUIRE(s.kinds.size() == 8);
+    CHECK(s.kinds[complex_].name == "complex");
+    CHECK(s.kinds[monomer].name == "monomer");
+
+    CHECK(r[0].name == "degradation");
+    CHECK(r[0].rate == 1.0);
+    CHECK(r[0].radius == 0);
+    REQUIRE(r[0].reactants.size() == 1);
+    check_term(r[0].reactants[0], ligand, Where::in, lysosome);
+    CHECK(r[0].products.empty());
+
+    CHECK(r[1].name == "binding");
+    CHECK(r[1].rate == 50);
+    CHECK(r[1].radius == 4);
+    REQUIRE(r[1].reactants.size() == 2);
+    check_term(r[1].reactants[0], ligand, Where::outside, cell);
+    check_term(r[1].reactants[1], receptor, Where::on, cell);
+    REQUIRE(r[1].products.size() == 1);
+    check_term(r[1].products[0], complex_, Where::on, cell);
+
+    CHECK(r[2].name == "capture");
+    CHECK(r[2].radius == 3);
+    REQUIRE(r[2].reactants.size() == 2);
+    check_term(r[2].reactants[0], ligand, Where::any);
+    check_term(r[2].reactants[1], cell, Where::any);
+    REQUIRE(r[2].products.size() == 1);
+    check_term(r[2].products[0], ligand_bound, Where::on, cell);
+
+    CHECK(r[3].rate == 0.1);
+    check_term(r[3].reactants.at(0), receptor, Where::in, lysosome);
+    check_term(r[3].products.at(0), receptor, Where::on, cell);
+
+    CHECK(r[4].rate == 0.01);
+    check_term(r[4].reactants.at(0), complex_, Where::on, cell);
+    REQUIRE(r[4].products.size() == 2);
+    check_term(r[4].products[0], ligand, Where::outside, cell);
+    check_term(r[4].products[1], receptor, Where::on, cell);
+
+    CHECK(r[5].rate == 0.5);
+    check_term(r[5].reactants.at(0), dimer, Where::any);
+    REQUIRE(r[5].products.size() == 2);
+    check_term(r[5].products[0], monomer, Where::any);
+    check_term(r[5].products[1], monomer, Where::any);
+
+    CHECK(r[6].rate == 2e-3);
+    CHECK(r[6].radius == 5);
+    REQUIRE(r[6].reactants.size() == 2);
+    check_term(r[6].reactants[0], monomer, Where::any);
+    check_term(r[6].reactants[1], monomer, Where::any);
+    check_term(r[6].products.at(0), dimer, Where::any);
+
+    // Binding written compartment first is stored species first.
+    CHECK(r[7].name == "capture-2");
+    CHECK(r[7].rate == 0);
+    CHECK(r[7].radius == 2.5);
+    REQUIRE(r[7].reactants.size() == 2);
+    check_term(r[7].reactants[0], ligand, Where::any);
+    check_term(r[7].reactants[1], cell, Where::any);
+
+    check_term(r[8].reactants.at(0), ligand_bound, Where::on, cell);
+    check_term(r[8].products.at(0), ligand, Where::in, cell);
+  }
+
+  SUBCASE("no reactions section, or an empty one") {
+    CHECK(io::make_setup(io::parse_model(base_model, "model.yaml")).reactions.empty());
+    const std::string text = reaction_model.substr(0, reaction_model.find("reactions:"));
+    CHECK(io::parse_model(text, "model.yaml").reactions.empty());
+    CHECK(io::parse_model(text + "reactions: []\n", "model.yaml").reactions.empty());
+  }
+  SUBCASE("spacing in rules is free") {
+    const io::Model s = io::parse_model(
+        with_reaction(24, "  - {name: split, rule: \"  dimer->monomer  +monomer \", rate: 0.5}"),
+        "model.yaml");
+    CHECK(s.reactions[5].rule == "dimer->monomer  +monomer");
+    REQUIRE(s.reactions[5].products.size() == 2);
+    CHECK(s.reactions[5].products[1].kind == "monomer");
+  }
+}
+
+TEST_CASE("reaction errors name file, line, column and key") {
+  // Line 19 is `  - {name: degradation, rule: "ligand in lysosome -> 0", rate: 1.0}`.
+  const auto rule = [](const std::string& r) {
+    return with_reaction(19, "  - {name: degradation, rule: \"" + r + "\", rate: 1.0}");
+  };
+  const auto rule2 = [](const std::string& r) {  // a two-reactant rule, with a radius
+    return with_reaction(19, "  - {name: degradation, rule: \"" + r + "\", rate: 1.0, radius: 2}");
+  };
+  const std::string key = "reactions[0].rule";
+  const std::string forms = "expected 'A -> B', 'A -> 0', 'A -> B + C', 'A + B -> C'";
+
+  SUBCASE("reactions is not a list") {
+    const std::string text = reaction_model.substr(0, reaction_model.find("reactions:")) +
+                             "reactions: {degradation: 1}\n";
+    expect_error(text, 18, "{", "reactions", "expected a list of reactions, got a map");
+  }
+  SUBCASE("an entry is not a map") {
+    expect_error(with_reaction(19, "  - ligand -> 0"), 19, "ligand", "reactions[0]",
+                 "expected a map");
+  }
+  SUBCASE("unknown key") {
+    expect_error(with_reaction(19, "  - {name: d, rule: \"ligand -> 0\", rate: 1, k: 2}"), 19,
+                 "k:", "reactions[0].k", "unknown key (expected one of: name, radius, rate, rule)");
+  }
+  SUBCASE("missing name, rule, rate") {
+    expect_error(with_reaction(19, "  - {rule: \"ligand -> 0\", rate: 1}"), 19, "{",
+                 "reactions[0].name", "missing");
+    expect_error(with_reaction(19, "  - {name: d, rate: 1}"), 19, "{", "reactions[0].rule",
+                 "missing");
+    expect_error(with_reaction(19, "  - {name: d, rule: \"ligand -> 0\"}"), 19, "{",
+                 "reactions[0].rate", "missing");
+  }
+  SUBCASE("a name that is no dataset name") {
+    expect_error(with_reaction(19, "  - {name: a/b, rule: \"ligand -> 0\", rate: 1}"), 19,
+                 "a/b", "reactions[0].name", "letters, digits, '_', '-', got 'a/b'");
+  }
+  SUBCASE("duplicate names") {
+    expect_error(with_reaction(24, "  - {name: binding, rule: \"dimer -> monomer\", rate: 0.5}"),
+                 24, "binding", "reactions[5].name",
+                 "a reaction named 'binding' is already defined (reactions[1])");
+  }
+  SUBCASE("rate and radius") {
+    expect_error(with_reaction(19, "  - {name: d, rule: \"ligand -> 0\", rate: -1}"), 19, "-1",
+                 "reactions[0].rate", "expected a number >= 0, got '-1'");
+    expect_error(with_reaction(19, "  - {name: d, rule: \"ligand -> 0\", rate: fast}"), 19,
+                 "fast", "reactions[0].rate", "expected a number, got 'fast'");
+    expect_error(
+        with_reaction(19, "  - {name: d, rule: \"ligand + dimer -> 0\", rate: 1, radius: 0}"),
+        19, "0}", "reactions[0].radius", "expected a number > 0, got '0'");
+  }
+  SUBCASE("two reactants need a radius") {
+    expect_error(rule("ligand + dimer -> monomer"), 19, "{", "reactions[0].radius",
+                 "missing: a rule with two reactants needs a reaction radius");
+    expect_error(with_reaction(21, "  - {name: capture, rule: \"ligand + cell -> ligand_bound on cell\", rate: 10}"),
+                 21, "{", "reactions[2].radius", "missing");
+  }
+  SUBCASE("one reactant has no radius") {
+    expect_error(rule2("ligand -> 0"), 19, "2}", "reactions[0].radius",
+                 "a rule with one reactant has no reaction radius");
+  }
+  SUBCASE("a radius larger than half the box") {
+    expect_error(with_reaction(25, "  - {name: dimerise, rule: monomer + monomer -> dimer, rate: 1, radius: 200}"),
+                 25, "200", "reactions[6].radius", "does not fit the box");
+  }
+  SUBCASE("malformed rules") {
+    expect_error(rule("ligand"), 19, "\"", key, "malformed rule 'ligand': no '->'; " + forms);
+    expect_error(rule("ligand -> 0 -> 0"), 19, "\"", key, "more than one '->'");
+    expect_error(rule("-> ligand"), 19, "\"", key, "nothing before '->'");
+    expect_error(rule("ligand ->"), 19, "\"", key, "nothing after '->' (write 0 for no products)");
+    expect_error(rule("ligand + -> 0"), 19, "\"", key, "an empty term among the reactants");
+    expect_error(rule("ligand + dimer + monomer -> 0"), 19, "\"", key,
+                 "3 reactants (at most 2)");
+    expect_error(rule("dimer -> monomer + monomer + monomer"), 19, "\"", key,
+                 "3 products (at most 2)");
+    expect_error(rule("0 -> ligand"), 19, "\"", key, "'0' (nothing) can only be the products");
+    expect_error(rule("ligand -> 0 + dimer"), 19, "\"", key, "'0' (nothing) stands alone");
+    expect_error(rule("ligand at cell -> 0"), 19, "\"", key,
+                 "expected in, on or outside after 'ligand', got 'at'");
+    expect_error(rule("ligand in -> 0"), 19, "\"", key, "'ligand in' is not a term");
+    expect_error(with_reaction(19, "  - {name: d, rule: [ligand, 0], rate: 1}"), 19, "[",
+                 key, "expected a rule such as 'A + B -> C', got a list");
+  }
+  SUBCASE("unknown kinds") {
+    expect_error(rule("ligan in lysosome -> 0"), 19, "\"", key,
+                 "'ligan' in rule 'ligan in lysosome -> 0' names no kind");
+    expect_error(rule("ligand -> monomer + dimmer"), 19, "\"", key, "'dimmer' in rule");
+    expect_error(rule("ligand in nucleus -> 0"), 19, "\"", key,
+                 "'nucleus' in rule 'ligand in nucleus -> 0' names no compartment kind");
+    expect_error(rule("ligand in dimer -> 0"), 19, "\"", key,
+                 "'dimer' in rule 'ligand in dimer -> 0' names no compartment kind");
+  }
+  SUBCASE("on K needs a membrane species") {
+    expect_error(rule("ligand on cell -> 0"), 19, "\"", key,
+                 "species 'ligand' is not a membrane species (membrane: true)");
+    expect_error(rule("receptor on cell -> ligand on cell"), 19, "\"", key,
+                 "rule 'receptor on cell -> ligand on cell': 'ligand on cell': species 'ligand' "
+                 "is not a membrane species");
+    expect_error(rule("lysosome on cell -> 0"), 19, "\"", key,
+                 "compartment kind 'lysosome' cannot be on a membrane");
+  }
+  SUBCASE("a membrane species product goes on a membrane") {
+    expect_error(rule("complex on cell -> receptor in cell"), 19, "\"", key,
+                 "product 'receptor' is a membrane species: it goes `on` a compartment kind");
+    expect_error(rule("complex on cell -> receptor outside cell"), 19, "\"", key,
+                 "product 'receptor' is a membrane species");
+    expect_error(rule("ligand -> receptor"), 19, "\"", key,
+                 "product 'receptor' is a membrane species and no reactant is: say which "
+                 "membrane it goes to, 'receptor on K'");
+  }
+  SUBCASE("budding and fusion are not supported yet") {
+    expect_error(rule("lysosome -> 0"), 19, "\"", key,
+                 "rule 'lysosome -> 0' is not supported yet: budding and fusion rules are not "
+                 "supported yet (issue 4)");
+    expect_error(rule("cell -> cell + lysosome"), 19, "\"", key,
+                 "budding and fusion rules are not supported yet (issue 4)");
+    expect_error(rule2("lysosome + lysosome -> lysosome"), 19, "\"", key,
+                 "budding and fusion rules are not supported yet (issue 4)");
+    expect_error(rule2("ligand + lysosome -> lysosome"), 19, "\"", key,
+                 "rule 'ligand + lysosome -> lysosome' is not supported yet: a species reacts "
+                 "with compartment kind 'lysosome' only by binding, 'S + lysosome -> S2 on "
+                 "lysosome'");
+    expect_error(rule2("ligand + cell -> ligand_bound on lysosome"), 19, "\"", key,
+                 "only by binding");
+    expect_error(rule2("ligand + cell -> ligand_bound on cell + ligand"), 19, "\"", key,
+                 "only by binding");
+    expect_error(rule("dimer -> lysosome"), 19, "\"", key,
+                 "rule 'dimer -> lysosome' is not supported yet: species react into species "
+                 "only");
+  }
+}
+
+TEST_CASE("validate checks reactions of a model built in code") {
+  io::Model m = io::parse_model(reaction_model, "model.yaml");
+  m.reactions.clear();
+  io::ReactionSpec x;
+  x.name = "bind";
+  x.rate = 3;
+  x.radius = 2;
+  x.reactants = {{"ligand", io::RuleTerm::Where::outside, "cell"}, {"cell", {}, ""}};
+  x.products = {{"ligand_bound", io::RuleTerm::Where::on, "cell"}};
+  m.reactions.push_back(x);
+  io::validate(m);
+  const sim::Setup s = io::make_setup_without_bodies(m);
+  REQUIRE(s.reactions.size() == 1);
+  CHECK(s.reactions[0].radius == 2);
+  check_term(s.reactions[0].reactants.at(0), ligand, Where::outside, cell);
+  check_term(s.reactions[0].products.at(0), ligand_bound, Where::on, cell);
+
+  m.reactions[0].products[0].compartment = "lysosome";
+  CHECK_THROWS_WITH_AS(io::validate(m),
+                       doctest::Contains("model.yaml:0:0: reactions[0].rule: rule 'ligand outside "
+                                         "cell + cell -> ligand_bound on lysosome' is not "
+                                         "supported yet"),
+                       ModelError);
+  m.reactions[0].products.clear();
+  m.reactions[0].reactants.clear();
+  CHECK_THROWS_WITH_AS(io::validate(m), doctest::Contains("reactions[0].rule: malformed rule"),
+                       ModelError);
+  m.reactions[0] = x;
+  m.reactions[0].radius.reset();
+  CHECK_THROWS_WITH_AS(io::validate(m), doctest::Contains("reactions[0].radius: missing"),
+                       ModelError);
+  m.reactions[0] = x;
+  m.reactions[0].rate = -1;
+  CHECK_THROWS_WITH_AS(io::validate(m), doctest::Contains("reactions[0].rate"), ModelError);
+}

@@ -308,6 +308,241 @@ void read_place(const Reader& r, const YAML::Node& node, Model& m) {
   }
 }
 
+// --- reactions -------------------------------------------------------------------
+
+const char* const rule_forms =
+    "expected 'A -> B', 'A -> 0', 'A -> B + C', 'A + B -> C' or 'A + B -> C + D', where a "
+    "term is KIND or KIND in|on|outside COMPARTMENT (at most 2 reactants and 2 products)";
+
+std::string trim(const std::string& s) {
+  const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  std::size_t b = 0, e = s.size();
+  while (b < e && space(s[b])) ++b;
+  while (e > b && space(s[e - 1])) --e;
+  return s.substr(b, e - b);
+}
+
+std::vector<std::string> words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// Parses one side of a rule into `out`; returns what is wrong, or "" when it parses.
+std::string parse_side(const std::string& text, bool products, std::vector<RuleTerm>& out) {
+  const std::string side = trim(text);
+  const char* which = products ? "products" : "reactants";
+  if (side.empty())
+    return products ? "nothing after '->' (write 0 for no products)" : "nothing before '->'";
+  if (products && side == "0") return "";
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t plus = side.find('+', start);
+    const std::string part =
+        trim(side.substr(start, plus == std::string::npos ? std::string::npos : plus - start));
+    if (part.empty()) return std::string("an empty term among the ") + which;
+    const std::vector<std::string> w = words(part);
+    if (w.size() == 1 && w[0] == "0")
+      return products ? "'0' (nothing) stands alone: 'A -> 0'"
+                      : "'0' (nothing) can only be the products";
+    RuleTerm t;
+    t.kind = w[0];
+    if (w.size() == 3 && (w[1] == "in" || w[1] == "on" || w[1] == "outside")) {
+      t.where = w[1] == "in"   ? RuleTerm::Where::in
+                : w[1] == "on" ? RuleTerm::Where::on
+                               : RuleTerm::Where::outside;
+      t.compartment = w[2];
+    } else if (w.size() == 3) {
+      return "expected in, on or outside after '" + w[0] + "', got '" + w[1] + "'";
+    } else if (w.size() != 1) {
+      return "'" + part + "' is not a term";
+    }
+    out.push_back(t);
+    if (plus == std::string::npos) break;
+    start = plus + 1;
+  }
+  if (out.size() > 2)
+    return std::to_string(out.size()) + " " + which + " (at most 2)";
+  return "";
+}
+
+// Parses "REACTANTS -> PRODUCTS" into `spec`; returns what is wrong, or "".
+std::string parse_rule(const std::string& rule, ReactionSpec& spec) {
+  const std::size_t arrow = rule.find("->");
+  if (arrow == std::string::npos) return "no '->'";
+  if (rule.find("->", arrow + 2) != std::string::npos) return "more than one '->'";
+  spec.reactants.clear();
+  spec.products.clear();
+  std::string what = parse_side(rule.substr(0, arrow), false, spec.reactants);
+  if (what.empty()) what = parse_side(rule.substr(arrow + 2), true, spec.products);
+  return what;
+}
+
+void read_reactions(const Reader& r, const YAML::Node& node, Model& m) {
+  if (!node.IsSequence())
+    r.fail(node, "reactions", "expected a list of reactions, got " + describe(node));
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const YAML::Node& e = node[i];
+    const std::string key = "reactions[" + std::to_string(i) + "]";
+    r.expect_map(e, key, {"name", "rule", "rate", "radius"});
+    ReactionSpec x;
+    x.where = location(e);
+    if (!e["name"])
+      r.fail(e, key + ".name", "missing (expected a name: letters, digits, '_', '-')");
+    x.name = r.name(e["name"], key + ".name");
+    x.name_at = location(e["name"]);
+    if (!e["rule"]) r.fail(e, key + ".rule", "missing (expected a rule such as 'A + B -> C')");
+    const YAML::Node rule = e["rule"];
+    if (!rule.IsScalar() || trim(rule.Scalar()).empty())
+      r.fail(rule, key + ".rule", "expected a rule such as 'A + B -> C', got " + describe(rule));
+    x.rule = trim(rule.Scalar());
+    x.rule_at = location(rule);
+    const std::string what = parse_rule(x.rule, x);
+    if (!what.empty())
+      r.fail(rule, key + ".rule", "malformed rule '" + x.rule + "': " + what + "; " + rule_forms);
+    if (!e["rate"]) r.fail(e, key + ".rate", "missing (expected a rate >= 0, per time unit)");
+    x.rate = r.number_at_least(e["rate"], key + ".rate", 0, false);
+    if (e["radius"]) {
+      x.radius = r.number_at_least(e["radius"], key + ".radius", 0, true);
+      x.radius_at = location(e["radius"]);
+    }
+    m.reactions.push_back(x);  // references and supported forms: validate()
+  }
+}
+
+// A rule as text for messages: as written, or spelled from its terms.
+std::string rule_text(const ReactionSpec& x) {
+  if (!x.rule.empty()) return x.rule;
+  const auto side = [](const std::vector<RuleTerm>& terms) {
+    std::string s;
+    for (const auto& t : terms) {
+      s += (s.empty() ? "" : " + ") + t.kind;
+      if (t.where == RuleTerm::Where::in) s += " in " + t.compartment;
+      if (t.where == RuleTerm::Where::on) s += " on " + t.compartment;
+      if (t.where == RuleTerm::Where::outside) s += " outside " + t.compartment;
+    }
+    return s.empty() ? std::string("0") : s;
+  };
+  return side(x.reactants) + " -> " + side(x.products);
+}
+
+Location or_entry(const Location& at, const Location& entry) {
+  return at.line > 0 ? at : entry;
+}
+
+// References, sites and the forms the engine supports (models/README.md, "reactions").
+void check_reactions(const Reader& r, const Model& m, double min_box) {
+  using Where = RuleTerm::Where;
+  for (std::size_t i = 0; i < m.reactions.size(); ++i) {
+    const ReactionSpec& x = m.reactions[i];
+    const std::string key = "reactions[" + std::to_string(i) + "]";
+    const Location at_name = or_entry(x.name_at, x.where);
+    const Location at_rule = or_entry(x.rule_at, x.where);
+    const std::string rule = "'" + rule_text(x) + "'";
+    if (!valid_name(x.name))
+      r.fail(at_name, key + ".name",
+             "a reaction name is a letter or '_' then letters, digits, '_', '-', got '" +
+                 x.name + "'");
+    for (std::size_t j = 0; j < i; ++j)
+      if (m.reactions[j].name == x.name)
+        r.fail(at_name, key + ".name",
+               "a reaction named '" + x.name + "' is already defined (reactions[" +
+                   std::to_string(j) + "])");
+    if (!(x.rate >= 0) || !std::isfinite(x.rate))
+      r.fail(x.where, key + ".rate", "expected a rate >= 0 (per time unit)");
+    if (x.reactants.empty() || x.reactants.size() > 2 || x.products.size() > 2)
+      r.fail(at_rule, key + ".rule", "malformed rule " + rule + ": " + rule_forms);
+
+    // Every term: its kind, its site's compartment kind, membranes.
+    bool membrane_reactant = false;
+    for (const auto& t : x.reactants) {
+      const KindSpec* k = m.find_kind(t.kind);
+      membrane_reactant = membrane_reactant || (k && k->membrane);
+    }
+    for (int side = 0; side < 2; ++side) {
+      const bool product = side == 1;
+      for (const auto& t : product ? x.products : x.reactants) {
+        const KindSpec* k = m.find_kind(t.kind);
+        if (!k)
+          r.fail(at_rule, key + ".rule",
+                 "'" + t.kind + "' in rule " + rule +
+                     " names no kind (defined under `compartments:` or `species:`)");
+        if (t.where != Where::any) {
+          const KindSpec* c = m.find_kind(t.compartment);
+          if (!c || !c->compartment)
+            r.fail(at_rule, key + ".rule",
+                   "'" + t.compartment + "' in rule " + rule + " names no compartment kind");
+        }
+        const std::string term = "'" + t.kind + "'";
+        if (t.where == Where::on && k->compartment)
+          r.fail(at_rule, key + ".rule",
+                 "rule " + rule + ": compartment kind " + term + " cannot be on a membrane");
+        if (t.where == Where::on && !k->membrane)
+          r.fail(at_rule, key + ".rule",
+                 "rule " + rule + ": '" + t.kind + " on " + t.compartment + "': species " +
+                     term + " is not a membrane species (membrane: true)");
+        if (product && k->membrane && (t.where == Where::in || t.where == Where::outside))
+          r.fail(at_rule, key + ".rule",
+                 "rule " + rule + ": product " + term + " is a membrane species: it goes `on` "
+                 "a compartment kind, not in or outside one");
+        if (product && k->membrane && t.where == Where::any && !membrane_reactant)
+          r.fail(at_rule, key + ".rule",
+                 "rule " + rule + ": product " + term + " is a membrane species and no "
+                 "reactant is: say which membrane it goes to, '" + t.kind + " on K'");
+      }
+    }
+
+    // The forms the engine supports.
+    std::size_t compartments = 0;
+    for (const auto& t : x.reactants) compartments += m.find_kind(t.kind)->compartment;
+    bool product_compartment = false;
+    for (const auto& t : x.products)
+      product_compartment = product_compartment || m.find_kind(t.kind)->compartment;
+    if (compartments == 1 && x.reactants.size() == 2) {
+      const RuleTerm& c = m.find_kind(x.reactants[0].kind)->compartment ? x.reactants[0]
+                                                                           : x.reactants[1];
+      const bool binding = x.products.size() == 1 && !product_compartment &&
+                           x.products[0].where == Where::on &&
+                           x.products[0].compartment == c.kind;
+      if (!binding)
+        r.fail(at_rule, key + ".rule",
+               "rule " + rule + " is not supported yet: a species reacts with compartment kind '" +
+                   c.kind + "' only by binding, 'S + " + c.kind + " -> S2 on " + c.kind +
+                   "' (one product, a membrane species on " + c.kind +
+                   "); budding and fusion rules are not supported yet (issue 4)");
+    } else if (compartments > 0) {
+      r.fail(at_rule, key + ".rule",
+             "rule " + rule + " is not supported yet: budding and fusion rules are not "
+             "supported yet (issue 4)");
+    } else if (product_compartment) {
+      r.fail(at_rule, key + ".rule",
+             "rule " + rule + " is not supported yet: species react into species only "
+             "(compartments come from budding; budding and fusion rules are not supported "
+             "yet, issue 4)");
+    }
+
+    // The reaction radius: two reactants only.
+    if (x.reactants.size() == 2 && !x.radius)
+      r.fail(x.where, key + ".radius",
+             "missing: a rule with two reactants needs a reaction radius (a length > 0)");
+    if (x.reactants.size() == 1 && x.radius)
+      r.fail(or_entry(x.radius_at, x.where), key + ".radius",
+             "a rule with one reactant has no reaction radius (only A + B rules do)");
+    if (x.radius) {
+      const double radius = *x.radius;
+      if (!(radius > 0) || !std::isfinite(radius))
+        r.fail(or_entry(x.radius_at, x.where), key + ".radius", "expected a length > 0");
+      if (!(2 * radius < min_box)) {
+        std::ostringstream os;
+        os << "reaction radius " << radius << " does not fit the box (expected 2 x radius < "
+           << "the smallest edge, " << min_box << ")";
+        r.fail(or_entry(x.radius_at, x.where), key + ".radius", os.str());
+      }
+    }
+  }
+}
+
 }  // namespace
 
 double Units::metres_per_length() const {
@@ -363,7 +598,7 @@ Model parse_model(const std::string& text, const std::string& name) {
   if (!root.IsMap()) r.fail(root, "", "expected a map of sections, got " + describe(root));
   r.expect_map(root, "",
                {"nestsim", "units", "box", "simulation", "medium", "compartments",
-                "species", "interactions", "place"});
+                "species", "interactions", "place", "reactions"});
   if (!root["nestsim"]) r.fail(root, "nestsim", "missing (expected `nestsim: 1`)");
   if (r.integer(root["nestsim"], "nestsim", 1) != 1)
     r.fail(root["nestsim"], "nestsim", "expected schema version 1, got '" +
@@ -382,6 +617,7 @@ Model parse_model(const std::string& text, const std::string& name) {
   }
   if (!root["place"]) r.fail(root, "place", "missing (expected a list of placements)");
   read_place(r, root["place"], m);
+  if (root["reactions"]) read_reactions(r, root["reactions"], m);
   validate(m);
   return m;
 }
@@ -461,6 +697,7 @@ void validate(const Model& m) {
       r.fail(p.where, key, "membrane species '" + p.kind + "' must be placed with `on:`");
     placed.insert(p.kind);
   }
+  check_reactions(r, m, min_box);
 }
 
 }  // namespace nestsim::io

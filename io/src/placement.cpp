@@ -8,6 +8,7 @@
 #include <cmath>
 #include <sstream>
 #include <unordered_map>
+#include <utility>
 
 namespace nestsim::io {
 namespace {
@@ -273,6 +274,39 @@ class Placer {
 
 }  // namespace
 
+namespace {
+
+sim::Term term_of(const RuleTerm& t, const Model& m) {
+  sim::Term out;
+  out.kind = uint32_t(m.kind_index(t.kind));
+  switch (t.where) {
+    case RuleTerm::Where::any: out.site.where = sim::Site::Where::any; break;
+    case RuleTerm::Where::in: out.site.where = sim::Site::Where::in; break;
+    case RuleTerm::Where::on: out.site.where = sim::Site::Where::on; break;
+    case RuleTerm::Where::outside: out.site.where = sim::Site::Where::outside; break;
+  }
+  if (t.where != RuleTerm::Where::any)
+    out.site.compartment = uint32_t(m.kind_index(t.compartment));
+  return out;
+}
+
+// A validated rule in kind indices. Binding rules are stored species first
+// ("S + K -> S2 on K"), whichever order the file wrote them in.
+sim::Reaction reaction_of(const ReactionSpec& x, const Model& m) {
+  sim::Reaction r;
+  r.name = x.name;
+  r.rate = x.rate;
+  r.radius = x.radius.value_or(0);
+  for (const auto& t : x.reactants) r.reactants.push_back(term_of(t, m));
+  for (const auto& t : x.products) r.products.push_back(term_of(t, m));
+  if (r.reactants.size() == 2 && m.kinds[r.reactants[0].kind].compartment &&
+      !m.kinds[r.reactants[1].kind].compartment)
+    std::swap(r.reactants[0], r.reactants[1]);
+  return r;
+}
+
+}  // namespace
+
 sim::Setup make_setup_without_bodies(const Model& m) {
   sim::Setup s;
   s.dim = 3;
@@ -297,6 +331,7 @@ sim::Setup make_setup_without_bodies(const Model& m) {
     kind.membrane = k.membrane;
     s.kinds.push_back(kind);
   }
+  for (const auto& x : m.reactions) s.reactions.push_back(reaction_of(x, m));
   s.capacity = m.capacity;
   s.model_text = m.text;
   s.model_path = m.path;

@@ -24,6 +24,7 @@
 
 #include "nestsim/device/exec.cuh"  // the caching allocator of Thrust's temporaries
 #include "dynamics.cuh"
+#include "reactions.cuh"
 #include "nestsim/broadphase.h"
 #include "nestsim/device/check.cuh"
 #include "nestsim/device/pair_finder.cuh"
@@ -166,6 +167,17 @@ struct Simulation::Impl {
   thrust::device_vector<uint64_t> kept, force_offsets, chunk_offsets;
   thrust::device_vector<double> partial[3];
   nestsim::detail::CachingAllocator alloc;
+
+  // Reactions (reactions.cuh).
+  thrust::device_vector<detail::DeviceRule> rules;
+  bool pair_rules = false;
+  double reach_extra = 0;  // list reach beyond touching that the reaction radii need
+  thrust::device_vector<double> kind_radius, kind_thickness, kind_diffusion;
+  thrust::device_vector<uint8_t> kind_compartment, kind_membrane;
+  thrust::device_vector<unsigned long long> claim, pair_counter, events;
+  thrust::device_vector<int32_t> uni_rule, pair_rule;
+  thrust::device_vector<uint32_t> birth, birth_rank, free_slots, pair_a, pair_b;
+  bool lists_stale = false;
 
   detail::SlotView view() {
     detail::SlotView v;
@@ -351,7 +363,7 @@ struct Simulation::Impl {
       o.domain.periodic = setup.boundary == Boundary::periodic;
       if (o.domain.periodic)
         for (int k = 0; k < setup.dim; ++k) o.domain.size[k] = setup.box[k];
-      o.skin = skin;
+      o.skin = skin + reach_extra;
       finder = std::make_unique<device::PairFinder<double>>(o);
     }
     device::SphereView<double> bodies;
@@ -443,7 +455,207 @@ struct Simulation::Impl {
                 "its parent's mid-surface and outside its siblings')");
   }
 
+  // The rules on the device and the reach the lists need for them.
+  void setup_rules() {
+    const Setup& s = setup;
+    const std::size_t K = s.kinds.size();
+    if (s.reactions.size() > std::size_t(detail::kMaxRules))
+      invalid("at most " + std::to_string(detail::kMaxRules) + " reaction rules");
+    std::vector<double> kr(K), kq(K), kd(K);
+    std::vector<uint8_t> kc(K), km(K);
+    for (std::size_t k = 0; k < K; ++k) {
+      kr[k] = s.kinds[k].radius;
+      kq[k] = s.kinds[k].compartment ? s.kinds[k].thickness : s.kinds[k].radius;
+      kd[k] = s.kinds[k].diffusion;
+      kc[k] = s.kinds[k].compartment ? 1 : 0;
+      km[k] = s.kinds[k].membrane ? 1 : 0;
+    }
+    std::vector<detail::DeviceRule> host;
+    rule_restructures.clear();
+    pair_rules = false;
+    reach_extra = 0;
+    for (const Reaction& rule : s.reactions) {
+      const std::string who = "reaction '" + rule.name + "': ";
+      detail::DeviceRule d;
+      d.reactants = int(rule.reactants.size());
+      d.products = int(rule.products.size());
+      if (d.reactants < 1 || d.reactants > 2 || d.products > 2)
+        invalid(who + "needs 1 or 2 reactants and at most 2 products");
+      if (!(rule.rate >= 0)) invalid(who + "rate must be >= 0");
+      const auto term = [&](const Term& t, int32_t& kind, uint8_t& where, int32_t& comp) {
+        if (t.kind >= K) invalid(who + "kind out of range");
+        kind = int32_t(t.kind);
+        where = uint8_t(t.site.where);
+        comp = t.site.where == Site::Where::any ? -1 : int32_t(t.site.compartment);
+        if (comp >= int32_t(K) || (comp >= 0 && !s.kinds[std::size_t(comp)].compartment))
+          invalid(who + "a site names no compartment kind");
+      };
+      for (int k = 0; k < d.reactants; ++k)
+        term(rule.reactants[std::size_t(k)], d.reactant[k], d.reactant_where[k], d.reactant_compartment[k]);
+      for (int k = 0; k < d.products; ++k) {
+        term(rule.products[std::size_t(k)], d.product[k], d.product_where[k], d.product_compartment[k]);
+        if (kc[std::size_t(d.product[k])]) invalid(who + "compartment products (budding) are not supported yet");
+      }
+      d.rate = rule.rate;
+      d.radius = rule.radius;
+      d.probability = -std::expm1(-rule.rate * s.dt);
+      const bool c0 = kc[std::size_t(d.reactant[0])] != 0;
+      const bool c1 = d.reactants == 2 && kc[std::size_t(d.reactant[1])] != 0;
+      if (d.reactants == 1 && c0) invalid(who + "compartment reactants are not supported yet");
+      if (d.reactants == 2) {
+        if (!(rule.radius > 0)) invalid(who + "two reactants need a reaction radius > 0");
+        if (c0) invalid(who + "write the species first (\"S + K -> S' on K\")");
+        if (c1) {  // binding
+          d.binding = true;
+          if (d.products != 1 || d.product_where[0] != uint8_t(Site::Where::on) ||
+              d.product_compartment[0] != d.reactant[1])
+            invalid(who + "a species and a compartment kind K react only as binding, \"S + K -> S' on K\"");
+          reach_extra = std::max(reach_extra, rule.radius - kr[std::size_t(d.reactant[0])] -
+                                                  0.5 * kq[std::size_t(d.reactant[1])]);
+        } else {
+          reach_extra = std::max(reach_extra, rule.radius - kr[std::size_t(d.reactant[0])] -
+                                                  kr[std::size_t(d.reactant[1])]);
+        }
+        pair_rules = true;
+      }
+      // Does an event of this rule change what the lists or Accept's compaction were
+      // built from (new bodies, locations, a larger radius)? Then the lists are rebuilt.
+      bool restructures = d.binding || (d.products == 2 && d.reactants == 1);
+      for (int k = 0; k < d.products; ++k) {
+        if (d.product_where[k] != uint8_t(Site::Where::any)) restructures = true;
+        const int from = std::min(k, d.reactants - 1);
+        if (kr[std::size_t(d.product[k])] > kr[std::size_t(d.reactant[from])]) restructures = true;
+        if (d.reactants == 2 && kr[std::size_t(d.product[k])] >
+                                    std::min(kr[std::size_t(d.reactant[0])], kr[std::size_t(d.reactant[1])]))
+          restructures = true;
+      }
+      rule_restructures.push_back(restructures);
+      host.push_back(d);
+    }
+    rules.assign(host.begin(), host.end());
+    kind_radius.assign(kr.begin(), kr.end());
+    kind_thickness.assign(kq.begin(), kq.end());
+    kind_diffusion.assign(kd.begin(), kd.end());
+    kind_compartment.assign(kc.begin(), kc.end());
+    kind_membrane.assign(km.begin(), km.end());
+    if (events.size() != host.size()) events.assign(host.size(), 0ull);
+  }
+
+  detail::ReactionView reaction_view(const detail::SlotView& v) {
+    detail::ReactionView r;
+    r.v = v;
+    r.rules = raw(rules);
+    r.rule_count = int(rules.size());
+    r.kind = raw(kind);
+    r.kind_radius = raw(kind_radius);
+    r.kind_thickness = raw(kind_thickness);
+    r.kind_diffusion = raw(kind_diffusion);
+    r.kind_compartment = raw(kind_compartment);
+    r.kind_membrane = raw(kind_membrane);
+    r.claim = raw(claim);
+    r.uni_rule = raw(uni_rule);
+    r.pair_a = raw(pair_a);
+    r.pair_b = raw(pair_b);
+    r.pair_rule = raw(pair_rule);
+    r.pair_count = raw(pair_counter);
+    r.pair_capacity = pair_a.size();
+    r.nbr_row = raw(nbr_row);
+    r.id = raw(id);
+    r.parent = raw(parent);
+    r.membrane = raw(membrane);
+    r.radius = raw(radius);
+    r.thickness = raw(thickness);
+    r.diffusion = raw(diffusion);
+    r.birth = raw(birth);
+    r.birth_rank = raw(birth_rank);
+    r.free_slots = raw(free_slots);
+    r.next_id = next_id;
+    r.events = raw(events);
+    return r;
+  }
+
+  struct IsEmpty {
+    const int64_t* id;
+    NESTSIM_HD bool operator()(uint32_t s) const { return id[s] < 0; }
+  };
+
+  // The reactions of this step, at the new positions (reactions.cuh).
+  void react() {
+    if (rules.empty()) return;
+    PhaseTimer timer(times.reactions);
+    const std::size_t n = std::size_t(capacity);
+    if (claim.size() != n) {
+      claim.resize(n);
+      uni_rule.resize(n);
+      birth.resize(n + 1);
+      birth_rank.resize(n + 1);
+      free_slots.resize(std::max<std::size_t>(n, 1));
+      pair_counter.resize(1);
+      if (pair_a.empty())
+        for (auto* b : {&pair_a, &pair_b}) b->resize(1024);
+      if (pair_rule.empty()) pair_rule.resize(1024);
+    }
+    detail::ReactionView r = reaction_view(view());
+    for_each_slot(used, detail::UniCandidates{r});
+    uint64_t pairs = 0;
+    if (pair_rules && entries > 0) {
+      for (;;) {
+        pair_counter[0] = 0ull;
+        r.pair_capacity = pair_a.size();
+        for_each_index(entries, detail::PairCandidates{r});
+        pairs = pair_counter[0];
+        if (pairs <= pair_a.size()) break;
+        for (auto* b : {&pair_a, &pair_b}) b->resize(std::size_t(2 * pairs));
+        pair_rule.resize(std::size_t(2 * pairs));
+        r = reaction_view(view());
+      }
+      // Candidates were appended in any order; nothing depends on it: the claims are
+      // maxima and the winning events touch disjoint bodies.
+      for_each_index(pairs, detail::ClaimPairs{r});
+    }
+    birth[used] = 0u;
+    for_each_slot(used, detail::UniWinner{r});
+    thrust::exclusive_scan(nestsim::detail::policy(alloc), birth.begin(), birth.begin() + used + 1,
+                           birth_rank.begin(), 0u);
+    const uint32_t births = birth_rank[used];
+    if (births > 0) {
+      const auto end = thrust::copy_if(thrust::device, thrust::counting_iterator<uint32_t>(0),
+                                       thrust::counting_iterator<uint32_t>(uint32_t(n)),
+                                       free_slots.begin(), IsEmpty{raw(id)});
+      const std::size_t free = std::size_t(end - free_slots.begin());
+      if (free < births)
+        throw std::runtime_error("nestsim simulation: step " + std::to_string(step) + ": " +
+                                 std::to_string(births) + " new bodies but only " +
+                                 std::to_string(free) + " free slots of " + std::to_string(n) +
+                                 "; raise simulation.capacity");
+      const uint32_t last = free_slots[births - 1];
+      r.free_slots = raw(free_slots);
+      for_each_slot(used, detail::ExecuteUni{r});
+      used = std::max(used, last + 1);
+      next_id += births;
+    } else {
+      for_each_slot(used, detail::ExecuteUni{r});
+    }
+    if (pairs > 0) for_each_index(pairs, detail::ExecutePairs{r});
+    if (births > 0 || restructuring_events() != events_seen) lists_stale = true;
+    events_seen = restructuring_events();
+  }
+  std::vector<bool> rule_restructures;
+  unsigned long long events_seen = 0;  // of the rules that restructure
+
+  unsigned long long restructuring_events() const {
+    thrust::host_vector<unsigned long long> e(events.begin(), events.end());
+    unsigned long long total = 0;
+    for (std::size_t k = 0; k < e.size(); ++k)
+      if (rule_restructures[k]) total += e[k];
+    return total;
+  }
+
   void one_step() {
+    if (lists_stale) {  // reactions changed bodies: lists at the current positions
+      rebuild(skin);
+      lists_stale = false;
+    }
     detail::SlotView v = view();
     {
       PhaseTimer timer(times.forces);
@@ -473,6 +685,7 @@ struct Simulation::Impl {
       for_each_slot(used, detail::ApplyBound{v});
       for (int k = 0; k < 3; ++k) x[k].swap(x_next[k]);
     }
+    react();
     ++step;
     ++times.steps;
   }
@@ -484,6 +697,7 @@ struct Simulation::Impl {
   }
 
   void start(const HostSlots& h) {
+    setup_rules();
     upload(h);
     finder.reset();
     skin = 0;
@@ -546,6 +760,8 @@ Frame Simulation::frame() const {
   f.step = m.step;
   f.time = time();
   f.next_id = m.next_id;
+  f.reaction_events.resize(m.events.size());
+  thrust::copy(m.events.begin(), m.events.end(), f.reaction_events.begin());
   thrust::host_vector<double> x[3];
   for (int k = 0; k < 3; ++k) x[k] = m.x[k];
   f.position.resize(n);
@@ -609,6 +825,13 @@ void Simulation::restore(const Frame& f) {
   m.step = f.step;
   m.next_id = f.next_id;
   m.start(h);
+  thrust::fill(m.events.begin(), m.events.end(), 0ull);
+  if (!f.reaction_events.empty()) {
+    if (f.reaction_events.size() != m.events.size())
+      invalid("restore: the frame counts events of another set of reaction rules");
+    thrust::copy(f.reaction_events.begin(), f.reaction_events.end(), m.events.begin());
+  }
+  m.events_seen = m.restructuring_events();
 }
 
 PhaseTimes Simulation::times() const { return impl_->times; }

@@ -41,6 +41,19 @@ NESTSIM_HD inline unsigned long long atomic_fetch_add(unsigned long long* target
 #endif
 }
 
+// Atomic maximum on a 64-bit word (the result does not depend on the order of the
+// callers). Returns nothing: callers compare afterwards.
+NESTSIM_HD inline void atomic_fetch_max(unsigned long long* target, unsigned long long value) {
+#if defined(__CUDA_ARCH__)
+  atomicMax(target, value);
+#else
+  unsigned long long old = __atomic_load_n(target, __ATOMIC_RELAXED);
+  while (old < value &&
+         !__atomic_compare_exchange_n(target, &old, value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+#endif
+}
+
 // Correctly rounded multiply / add / subtract that the compiler may not fuse into an
 // FMA. nvcc contracts a * b + c by default; the exact pair test must round the same way
 // on every backend so that the CPU and GPU give the same pairs bit for bit.

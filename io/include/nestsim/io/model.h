@@ -73,6 +73,28 @@ struct Placement {
   Location where;
 };
 
+// One term of a reaction rule: `KIND`, or `KIND in|on|outside K` (models/README.md).
+struct RuleTerm {
+  enum class Where { any, in, on, outside };
+  std::string kind;         // a compartment kind or species name
+  Where where = Where::any;
+  std::string compartment;  // K, a compartment kind (unless Where::any)
+};
+
+// One entry of `reactions:`, in file order: `rule` as written and its parsed terms.
+// A model built in code fills the terms (`rule` may then be empty; messages spell the
+// rule from the terms).
+struct ReactionSpec {
+  std::string name;  // unique; the dataset /observables/reactions/NAME
+  std::string rule;  // e.g. "ligand outside cell + receptor on cell -> complex on cell"
+  double rate = 0;   // per time unit: per body (one reactant) or per pair in reach (two)
+  std::optional<double> radius;    // length; given exactly when there are two reactants
+  std::vector<RuleTerm> reactants;  // 1 or 2, as written
+  std::vector<RuleTerm> products;   // 0, 1 or 2 (`0` in the rule: none)
+  Location where;                   // the entry
+  Location name_at, rule_at, radius_at;  // its values (0: not from a file, or absent)
+};
+
 struct Model {
   int version = 1;  // the `nestsim:` key
   Units units;
@@ -91,6 +113,7 @@ struct Model {
 
   std::vector<KindSpec> kinds;  // compartments first (file order), then species
   std::vector<Placement> place;
+  std::vector<ReactionSpec> reactions;  // `reactions:`, in file order (may be empty)
 
   std::string text;  // the file as read
   std::string path;

@@ -27,6 +27,39 @@ struct Body {
   int64_t membrane = -1;  // id of the compartment whose membrane holds it, -1 none
 };
 
+// Where a reactant of a reaction rule must be, or where a product goes.
+//   any       reactant: anywhere; product: where the reactant it replaces was
+//   in K      in the lumen of a compartment of kind K (K is the innermost one holding it)
+//   on K      bound to the membrane of a compartment of kind K
+//   outside K reactant: no compartment of kind K holds it (lumen or membrane);
+//             product of a body on K's membrane: released to the side outside K
+struct Site {
+  enum class Where : uint8_t { any, in, on, outside };
+  Where where = Where::any;
+  uint32_t compartment = 0;  // kind index of K (a compartment kind) unless any
+};
+
+// One reactant or product: a kind (index into Setup::kinds) and its site.
+struct Term {
+  uint32_t kind = 0;
+  Site site;
+};
+
+// A reaction rule (models/README.md, "reactions"). One reactant: A -> 0, A -> B,
+// A -> B + C, with sites (degradation in a lysosome, unbinding, transport such as
+// "receptor in lysosome -> receptor on cell"). Two reactants (Doi model: while their
+// centres are within `radius`, the pair reacts with probability 1 - exp(-rate dt) per
+// step): A + B -> 0 | C | C + D for two species, including a free body with a bound one;
+// binding "S + K -> S' on K" for a species and a compartment kind (the species' centre
+// within `radius` of K's membrane mid-surface).
+struct Reaction {
+  std::string name;
+  double rate = 0;    // per time unit: per body (one reactant) or per pair in reach (two)
+  double radius = 0;  // two reactants: reaction radius (length units)
+  std::vector<Term> reactants;  // 1 or 2
+  std::vector<Term> products;   // 0, 1 or 2
+};
+
 enum class Boundary { periodic, reflective };
 
 struct Setup {
@@ -46,6 +79,7 @@ struct Setup {
 
   std::vector<Kind> kinds;
   std::vector<Body> bodies;
+  std::vector<Reaction> reactions;
   uint64_t capacity = 0;  // body slots in the trajectory (>= bodies.size())
 
   std::string model_text;  // the model file as read, kept in /parameters
@@ -63,6 +97,7 @@ struct Frame {
   std::vector<double> radius, thickness;
   std::vector<int64_t> parent, membrane;
   uint64_t next_id = 0;  // ids are never reused: the next new body gets this one
+  std::vector<uint64_t> reaction_events;  // per rule of Setup::reactions, since step 0
 };
 
 }  // namespace nestsim::sim

@@ -61,6 +61,7 @@ struct PhaseTimes {
   double broadphase = 0;  // HSX pairs and neighbour lists
   double forces = 0;      // excluded-volume forces
   double output = 0;      // frames copied to the host
+  double reactions = 0;   // reaction candidates, conflicts, events
   uint64_t steps = 0;
   uint64_t rebuilds = 0;  // neighbour-list builds
 };

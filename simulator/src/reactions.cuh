@@ -1,0 +1,421 @@
+// Reactions on the device (issue 4), after the moves of a step (simulation.cu drives it):
+//   UniCandidates   one thread per body: the one-reactant rules that match its kind and
+//                   site fire together with probability 1 - exp(-sum(rate) dt); one of
+//                   them is chosen with probability rate / sum(rate);
+//   PairCandidates  one thread per neighbour-list entry (i < j): two-reactant rules
+//                   (Doi model: within the reaction radius, probability 1 - exp(-rate
+//                   dt) per step), appended to a candidate buffer;
+//   Claim           every candidate claims its reactants with a random 64-bit priority
+//                   (atomic max): 32 random bits above a tag that is unique among the
+//                   events competing for that body (0 for its own one-reactant event,
+//                   partner slot + 1 for a pair), so the maximum is unique;
+//   Execute         an event whose priority is the maximum at each of its reactants
+//                   happens; the others do not (they may fire in a later step).
+// A body reacts at most once per step; which of several candidate events happens is
+// decided by the random priorities (no bias by slot or order), and everything is keyed
+// by (seed, step, ids), so a run is deterministic for its seed.
+//
+// Products (decisions documented in models/README.md): the first product takes the
+// slot and id of the first reactant (a body changing state keeps its identity), the
+// second product the second reactant's, or a new slot and a new id when the rule has
+// one reactant; reactants without a product are removed (id -1). A product with site
+// `any` takes the location (lumen or membrane) of the reactant it replaces, or, when
+// one reactant is bound and the product is a membrane species, that membrane; `on K`
+// binds it to the compartment of kind K that holds (or binds) the reactant, nearest
+// first, at the point of K's mid-surface on the ray from K's centre; `in K` from a body
+// on K's membrane releases it just inside, `outside K` just outside (by the product's
+// radius, when that stays clear of other compartments).
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "dynamics.cuh"
+
+namespace nestsim::sim::detail {
+
+// A rule as the device sees it (kinds and sites resolved to integers).
+struct DeviceRule {
+  int32_t reactant[2] = {-1, -1};
+  uint8_t reactant_where[2] = {0, 0};
+  int32_t reactant_compartment[2] = {-1, -1};
+  int32_t product[2] = {-1, -1};
+  uint8_t product_where[2] = {0, 0};
+  int32_t product_compartment[2] = {-1, -1};
+  int reactants = 0, products = 0;
+  bool binding = false;  // species + compartment kind -> species on that compartment
+  double probability = 0;  // 1 - exp(-rate dt)
+  double rate = 0;
+  double radius = 0;
+};
+
+constexpr int kMaxRules = 64;
+constexpr uint8_t kAny = 0, kIn = 1, kOn = 2, kOutside = 3;
+
+struct ReactionView {
+  SlotView v;
+  const DeviceRule* rules = nullptr;
+  int rule_count = 0;
+  int32_t* kind = nullptr;          // per slot, mutable (conversions)
+  const double* kind_radius = nullptr;     // per kind
+  const double* kind_thickness = nullptr;  // per kind
+  const double* kind_diffusion = nullptr;  // per kind
+  const uint8_t* kind_compartment = nullptr;
+  const uint8_t* kind_membrane = nullptr;
+  unsigned long long* claim = nullptr;  // per slot, 0 = none
+  int32_t* uni_rule = nullptr;          // per slot, -1 none
+  // Pair candidates: (slot a, slot b, rule), appended.
+  uint32_t* pair_a = nullptr;
+  uint32_t* pair_b = nullptr;
+  int32_t* pair_rule = nullptr;
+  unsigned long long* pair_count = nullptr;  // one counter
+  uint64_t pair_capacity = 0;
+  const uint32_t* nbr_row = nullptr;
+  // Mutable views of the slot arrays that events change.
+  int64_t* id = nullptr;
+  int32_t* parent = nullptr;
+  int32_t* membrane = nullptr;
+  double* radius = nullptr;
+  double* thickness = nullptr;
+  double* diffusion = nullptr;
+  // Births: per slot 0/1, scanned into ranks; the free slots before this step's events.
+  uint32_t* birth = nullptr;
+  const uint32_t* birth_rank = nullptr;
+  const uint32_t* free_slots = nullptr;
+  uint64_t next_id = 0;
+  unsigned long long* events = nullptr;  // per rule, cumulative
+
+  // Does body i (a live slot) satisfy a reactant's site?
+  NESTSIM_HD bool at_site(uint32_t i, uint8_t where, int32_t comp_kind) const {
+    const int32_t m = v.membrane[i];
+    switch (where) {
+      case kIn: return m < 0 && v.parent[i] >= 0 && kind[v.parent[i]] == comp_kind;
+      case kOn: return m >= 0 && kind[m] == comp_kind;
+      case kOutside: {
+        if (m >= 0 && kind[m] == comp_kind) return false;
+        for (int32_t p = v.parent[i], d = 0; p >= 0 && d < kMaxDepth; p = v.parent[p], ++d)
+          if (kind[p] == comp_kind) return false;
+        return true;
+      }
+      default: return true;
+    }
+  }
+  NESTSIM_HD bool eligible(uint32_t i, int k) const;  // a one-reactant rule k for body i
+  NESTSIM_HD bool matches(uint32_t i, const DeviceRule& r, int k) const {
+    return kind[i] == r.reactant[k] && at_site(i, r.reactant_where[k], r.reactant_compartment[k]);
+  }
+};
+
+NESTSIM_HD inline bool placeable(const ReactionView& r, uint32_t i, const DeviceRule& rule);
+NESTSIM_HD inline bool ReactionView::eligible(uint32_t i, int k) const {
+  return rules[k].reactants == 1 && matches(i, rules[k], 0) && placeable(*this, i, rules[k]);
+}
+
+// Random words for a pair (symmetric in the ids): the words of the smaller id, used as
+// the key of a second Philox round over the larger id.
+NESTSIM_HD inline Philox4x32 pair_words(uint64_t seed, uint64_t step, uint64_t a, uint64_t b) {
+  const uint64_t lo = a < b ? a : b, hi = a < b ? b : a;
+  const Philox4x32 k = random_words(seed, step, lo, RandomPurpose::reaction);
+  const Philox4x32 counter{{uint32_t(hi), uint32_t(hi >> 32), 0x9E3779B9u, 0x7F4A7C15u}};
+  return philox4x32_10(counter, k.v[0], k.v[1]);
+}
+
+struct UniCandidates {
+  ReactionView r;
+  NESTSIM_HD void operator()(uint32_t i) const {
+    r.uni_rule[i] = -1;
+    r.claim[i] = 0;
+    if (r.v.empty(i)) return;
+    double total = 0;
+    for (int k = 0; k < r.rule_count; ++k)
+      if (r.eligible(i, k)) total += r.rules[k].rate;
+    if (!(total > 0)) return;
+    const Philox4x32 w = random_words(r.v.seed, r.v.step, uint64_t(r.v.id[i]), RandomPurpose::reaction);
+    const double p = 1.0 - std::exp(-total * r.v.dt);
+    if (!(uniform_open(w.v[0]) < p)) return;
+    double pick = uniform_open(w.v[1]) * total;
+    int chosen = -1;
+    for (int k = 0; k < r.rule_count; ++k)
+      if (r.eligible(i, k)) {
+        chosen = k;
+        pick -= r.rules[k].rate;
+        if (pick < 0) break;
+      }
+    r.uni_rule[i] = chosen;
+    r.claim[i] = (unsigned long long)(w.v[2]) << 32;  // tag 0: its own event
+  }
+};
+
+// The distance of a pair for rule k: centre distance (two species) or the species'
+// distance from the compartment's mid-surface (binding).
+struct PairCandidates {
+  ReactionView r;
+  NESTSIM_HD void operator()(uint64_t e) const {
+    const uint32_t i = r.nbr_row[e], j = r.v.nbrs[e];
+    if (!(i < j) || r.v.empty(i) || r.v.empty(j)) return;
+    double d[3];
+    r.v.delta(r.v.x, i, j, d);
+    const double dist = std::sqrt(r.v.norm2(d));
+    for (int k = 0; k < r.rule_count; ++k) {
+      const DeviceRule& rule = r.rules[k];
+      if (rule.reactants != 2) continue;
+      for (int order = 0; order < 2; ++order) {
+        const uint32_t a = order ? j : i, b = order ? i : j;  // a plays reactant 0
+        if (!r.matches(a, rule, 0) || !r.matches(b, rule, 1)) continue;
+        double gap = dist;
+        if (rule.binding) {
+          // a species, b a compartment: a free body inside b's lumen or beside b.
+          if (r.v.membrane[a] >= 0) continue;
+          if (r.v.parent[a] != int32_t(b) && r.v.parent[a] != r.v.parent[b]) continue;
+          gap = std::fabs(dist - r.v.mid(b));
+        }
+        if (!(gap <= rule.radius)) continue;
+        const Philox4x32 w = pair_words(r.v.seed, r.v.step, uint64_t(r.v.id[a]) * kMaxRules + uint64_t(k),
+                                        uint64_t(r.v.id[b]) * kMaxRules + uint64_t(k));
+        if (!(uniform_open(w.v[0]) < rule.probability)) continue;
+        const unsigned long long slot = atomic_fetch_add(r.pair_count, 1ull);
+        if (slot < r.pair_capacity) {
+          r.pair_a[slot] = a;
+          r.pair_b[slot] = b;
+          r.pair_rule[slot] = k;
+        }
+        break;  // one candidate per rule and pair
+      }
+    }
+  }
+};
+
+// The priority of a pair candidate at reactant `self` (partner `other`).
+NESTSIM_HD inline unsigned long long pair_priority(const ReactionView& r, uint32_t a, uint32_t b,
+                                                   int rule, uint32_t other) {
+  const Philox4x32 w = pair_words(r.v.seed, r.v.step, uint64_t(r.v.id[a]) * kMaxRules + uint64_t(rule),
+                                  uint64_t(r.v.id[b]) * kMaxRules + uint64_t(rule));
+  return ((unsigned long long)(w.v[1]) << 32) | (unsigned long long)(other + 1u);
+}
+
+struct ClaimPairs {
+  ReactionView r;
+  NESTSIM_HD void operator()(uint64_t c) const {
+    const uint32_t a = r.pair_a[c], b = r.pair_b[c];
+    const int k = r.pair_rule[c];
+    atomic_fetch_max(&r.claim[a], pair_priority(r, a, b, k, b));
+    if (!r.rules[k].binding) atomic_fetch_max(&r.claim[b], pair_priority(r, a, b, k, a));
+  }
+};
+
+// Where a product goes: the compartment (slot) whose lumen or membrane takes it.
+struct Placement {
+  bool ok = false;
+  int32_t parent = -1, membrane = -1;
+  bool moves = false;   // to `to`
+  double to[3] = {0, 0, 0};
+};
+
+// The compartment of kind k that binds or holds body i, nearest first (-1 none).
+NESTSIM_HD inline int32_t holder_of_kind(const ReactionView& r, uint32_t i, int32_t k) {
+  if (r.v.membrane[i] >= 0 && r.kind[r.v.membrane[i]] == k) return r.v.membrane[i];
+  for (int32_t p = r.v.parent[i], d = 0; p >= 0 && d < kMaxDepth; p = r.v.parent[p], ++d)
+    if (r.kind[p] == k) return p;
+  return -1;
+}
+
+// The point at distance `at` from compartment c's centre on the ray through body i.
+NESTSIM_HD inline void on_ray(const ReactionView& r, uint32_t c, uint32_t i, double at, double* out) {
+  double d[3];
+  r.v.delta(r.v.x, i, c, d);
+  double n = std::sqrt(r.v.norm2(d));
+  if (!(n > 0)) {
+    d[0] = 1;
+    d[1] = d[2] = 0;
+    n = 1;
+  }
+  double p[3] = {0, 0, 0};
+  NESTSIM_AXES(k, r.v.dim) p[k] = r.v.x[k][c] + d[k] / n * at;
+  r.v.wrap(p);
+  NESTSIM_UNROLL for (int k = 0; k < 3; ++k) out[k] = p[k];
+}
+
+// Is point p clear of every compartment in body i's neighbour list that is a child of
+// `parent` (other than `except`), and inside `parent`'s mid-surface? A point within
+// i's own radius of i's centre that lies inside a compartment's mid-surface ball means
+// that compartment's membrane crosses i's sphere, so it is in i's list.
+NESTSIM_HD inline bool clear_at(const ReactionView& r, uint32_t i, const double* p, int32_t parent,
+                                int32_t except) {
+  const auto d2 = [&](uint32_t c) {
+    double s = 0;
+    NESTSIM_AXES(k, r.v.dim) {
+      const double d = minimum_image(p[k] - r.v.x[k][c], r.v.space.edge[k], r.v.space.inv_edge[k]);
+      s += d * d;
+    }
+    return s;
+  };
+  if (parent >= 0) {
+    const double m = r.v.mid(uint32_t(parent));
+    if (!(d2(uint32_t(parent)) < m * m)) return false;
+  }
+  for (uint64_t e = r.v.nbr_offsets[i]; e < r.v.nbr_offsets[i + 1]; ++e) {
+    const uint32_t c = r.v.nbrs[e];
+    if (int32_t(c) == except || r.v.empty(c) || !r.v.compartment[c] || r.v.parent[c] != parent) continue;
+    const double m = r.v.mid(c);
+    if (d2(c) < m * m) return false;
+  }
+  return true;
+}
+
+// Product p of rule `rule` replacing body i (a one-reactant rule, or the species of a
+// binding rule with compartment `partner`).
+NESTSIM_HD inline Placement place_product(const ReactionView& r, uint32_t i, const DeviceRule& rule,
+                                          int p, int32_t partner) {
+  Placement out;
+  const int32_t kind = rule.product[p];
+  const bool membrane_species = r.kind_membrane[kind] != 0;
+  const uint8_t where = rule.product_where[p];
+  const int32_t m = r.v.membrane[i];
+  if (rule.binding) {  // onto the partner's membrane
+    if (!membrane_species) return out;
+    out.ok = true;
+    out.membrane = partner;
+    out.parent = r.v.parent[partner];
+    out.moves = true;
+    on_ray(r, uint32_t(partner), i, r.v.mid(uint32_t(partner)), out.to);
+    return out;
+  }
+  if (where == kAny || (where == kIn && m < 0 && r.v.parent[i] >= 0 &&
+                        r.kind[r.v.parent[i]] == rule.product_compartment[p])) {
+    out.ok = membrane_species == (m >= 0);
+    out.parent = r.v.parent[i];
+    out.membrane = m;
+    return out;
+  }
+  const int32_t c = holder_of_kind(r, i, rule.product_compartment[p]);
+  if (c < 0) return out;
+  if (where == kOn) {
+    if (!membrane_species) return out;
+    out.ok = true;
+    out.membrane = c;
+    out.parent = r.v.parent[c];
+    if (m != c) {
+      out.moves = true;
+      on_ray(r, uint32_t(c), i, r.v.mid(uint32_t(c)), out.to);
+    }
+    return out;
+  }
+  // in K / outside K: only a release from K's own membrane.
+  if (membrane_species || m != c) return out;
+  const double step = r.kind_radius[kind] < r.v.radius[i] ? r.kind_radius[kind] : r.v.radius[i];
+  const double at = r.v.mid(uint32_t(c)) + (where == kIn ? -step : step);
+  if (!(at > 0)) return out;
+  out.moves = true;
+  on_ray(r, uint32_t(c), i, at, out.to);
+  out.parent = where == kIn ? c : r.v.parent[c];
+  out.membrane = -1;
+  out.ok = clear_at(r, i, out.to, out.parent, c);
+  return out;
+}
+
+// Can every product of a one-reactant rule be placed?
+NESTSIM_HD inline bool placeable(const ReactionView& r, uint32_t i, const DeviceRule& rule) {
+  for (int p = 0; p < rule.products; ++p)
+    if (!place_product(r, i, rule, p, -1).ok) return false;
+  return true;
+}
+
+// Turns slot s into a body of `kind` at placement `pl` (id unchanged).
+NESTSIM_HD inline void become(const ReactionView& r, uint32_t s, int32_t kind, const Placement& pl) {
+  r.kind[s] = kind;
+  r.radius[s] = r.kind_radius[kind];
+  r.thickness[s] = r.kind_thickness[kind];
+  r.diffusion[s] = r.kind_diffusion[kind];
+  r.parent[s] = pl.parent;
+  r.membrane[s] = pl.membrane;
+  if (pl.moves) NESTSIM_UNROLL for (int k = 0; k < 3; ++k) r.v.x[k][s] = pl.to[k];
+}
+
+NESTSIM_HD inline void remove_body(const ReactionView& r, uint32_t s) {
+  r.id[s] = -1;
+  r.kind[s] = -1;
+  r.parent[s] = -1;
+  r.membrane[s] = -1;
+}
+
+// One-reactant winners: counts births first (ExecuteUni runs after the scan).
+struct UniWinner {
+  ReactionView r;
+  NESTSIM_HD bool wins(uint32_t i) const {
+    if (r.uni_rule[i] < 0) return false;
+    const Philox4x32 w = random_words(r.v.seed, r.v.step, uint64_t(r.v.id[i]), RandomPurpose::reaction);
+    return r.claim[i] == ((unsigned long long)(w.v[2]) << 32);
+  }
+  NESTSIM_HD void operator()(uint32_t i) const {
+    if (!wins(i)) r.uni_rule[i] = -1;
+    r.birth[i] = (r.uni_rule[i] >= 0 && r.rules[r.uni_rule[i]].products == 2) ? 1u : 0u;
+  }
+};
+
+struct ExecuteUni {
+  ReactionView r;
+  NESTSIM_HD void operator()(uint32_t i) const {
+    const int k = r.uni_rule[i];
+    if (k < 0) return;
+    const DeviceRule& rule = r.rules[k];
+    atomic_fetch_add(&r.events[k], 1ull);
+    if (rule.products == 0) {
+      remove_body(r, i);
+      return;
+    }
+    const Placement p0 = place_product(r, i, rule, 0, -1);
+    if (rule.products == 2) {
+      const Placement p1 = place_product(r, i, rule, 1, -1);
+      const uint32_t s = r.free_slots[r.birth_rank[i]];
+      NESTSIM_UNROLL for (int a = 0; a < 3; ++a) r.v.x[a][s] = r.v.x[a][i];
+      r.id[s] = int64_t(r.next_id + r.birth_rank[i]);
+      become(r, s, rule.product[1], p1);
+    }
+    become(r, i, rule.product[0], p0);
+  }
+};
+
+struct ExecutePairs {
+  ReactionView r;
+  NESTSIM_HD void operator()(uint64_t c) const {
+    const uint32_t a = r.pair_a[c], b = r.pair_b[c];
+    const int k = r.pair_rule[c];
+    const DeviceRule& rule = r.rules[k];
+    if (r.claim[a] != pair_priority(r, a, b, k, b)) return;
+    if (!rule.binding && r.claim[b] != pair_priority(r, a, b, k, a)) return;
+    if (rule.binding) {
+      const Placement pl = place_product(r, a, rule, 0, int32_t(b));
+      if (!pl.ok) return;
+      atomic_fetch_add(&r.events[k], 1ull);
+      become(r, a, rule.product[0], pl);
+      return;
+    }
+    // Two species: product p goes to the slot whose location suits it (a membrane
+    // species to a bound reactant, a free species to a free one), the first product
+    // first; a reactant left without a product is removed.
+    Placement at[2];
+    const uint32_t slot[2] = {a, b};
+    for (int s = 0; s < 2; ++s) {
+      at[s].ok = true;
+      at[s].parent = r.v.parent[slot[s]];
+      at[s].membrane = r.v.membrane[slot[s]];
+    }
+    int target[2] = {-1, -1};
+    bool used[2] = {false, false};
+    for (int p = 0; p < rule.products; ++p) {
+      const bool wants_membrane = r.kind_membrane[rule.product[p]] != 0;
+      for (int s = 0; s < 2; ++s)
+        if (!used[s] && (at[s].membrane >= 0) == wants_membrane) {
+          target[p] = s;
+          used[s] = true;
+          break;
+        }
+      if (target[p] < 0) return;  // no slot suits the product: the event cannot happen
+    }
+    atomic_fetch_add(&r.events[k], 1ull);
+    for (int p = 0; p < rule.products; ++p) become(r, slot[target[p]], rule.product[p], at[target[p]]);
+    for (int s = 0; s < 2; ++s)
+      if (!used[s]) remove_body(r, slot[s]);
+  }
+};
+
+}  // namespace nestsim::sim::detail
