@@ -753,25 +753,48 @@ TEST_CASE("reaction errors name file, line, column and key") {
                  "product 'receptor' is a membrane species and no reactant is: say which "
                  "membrane it goes to, 'receptor on K'");
   }
-  SUBCASE("budding and fusion are not supported yet") {
+  SUBCASE("budding and fusion: accepted forms, stored in the engine's order") {
+    const auto setup_of = [](const std::string& text) {
+      const io::Model m = io::parse_model(text, "model.yaml");
+      return io::make_setup_without_bodies(m);
+    };
+    const sim::Setup bud = setup_of(rule("complex on cell -> ligand in lysosome + lysosome"));
+    const int lys = 1, cell = 0, lig = 2;
+    REQUIRE(bud.kinds[std::size_t(lys)].name == "lysosome");
+    REQUIRE(bud.kinds[std::size_t(lig)].name == "ligand");
+    REQUIRE(bud.reactions[0].products.size() == 2);
+    CHECK(bud.reactions[0].products[0].kind == uint32_t(lys));  // the new compartment first
+    CHECK(bud.reactions[0].products[1].kind == uint32_t(lig));
+    CHECK(bud.reactions[0].products[1].site.where == sim::Site::Where::in);
+    const sim::Setup fuse = setup_of(rule2("lysosome + cell -> lysosome"));
+    CHECK(fuse.reactions[0].reactants[0].kind == uint32_t(cell));  // the one that stays second
+    CHECK(fuse.reactions[0].reactants[1].kind == uint32_t(lys));
+    CHECK_NOTHROW(setup_of(rule("complex on cell -> lysosome + complex on lysosome")));
+    CHECK_NOTHROW(setup_of(rule("complex on cell -> lysosome in cell + receptor on lysosome")));
+    CHECK_NOTHROW(setup_of(rule2("lysosome + lysosome -> lysosome")));
+  }
+  SUBCASE("budding and fusion: malformed forms") {
     expect_error(rule("lysosome -> 0"), 19, "\"", key,
-                 "rule 'lysosome -> 0' is not supported yet: budding and fusion rules are not "
-                 "supported yet (issue 4)");
-    expect_error(rule("cell -> cell + lysosome"), 19, "\"", key,
-                 "budding and fusion rules are not supported yet (issue 4)");
-    expect_error(rule2("lysosome + lysosome -> lysosome"), 19, "\"", key,
-                 "budding and fusion rules are not supported yet (issue 4)");
+                 "rule 'lysosome -> 0': a compartment kind is a reactant only of fusion, 'V + Y -> Y'");
+    expect_error(rule("cell -> cell + lysosome"), 19, "\"", key, "a reactant only of fusion");
+    expect_error(rule2("lysosome + lysosome -> cell"), 19, "\"", key,
+                 "two compartment kinds react only by fusion, 'V + Y -> Y'");
+    expect_error(rule2("lysosome + cell -> cell + lysosome"), 19, "\"", key, "only by fusion");
     expect_error(rule2("ligand + lysosome -> lysosome"), 19, "\"", key,
-                 "rule 'ligand + lysosome -> lysosome' is not supported yet: a species reacts "
-                 "with compartment kind 'lysosome' only by binding, 'S + lysosome -> S2 on "
-                 "lysosome'");
+                 "rule 'ligand + lysosome -> lysosome': a species reacts with compartment kind "
+                 "'lysosome' only by binding, 'S + lysosome -> S2 on lysosome'");
     expect_error(rule2("ligand + cell -> ligand_bound on lysosome"), 19, "\"", key,
                  "only by binding");
     expect_error(rule2("ligand + cell -> ligand_bound on cell + ligand"), 19, "\"", key,
                  "only by binding");
     expect_error(rule("dimer -> lysosome"), 19, "\"", key,
-                 "rule 'dimer -> lysosome' is not supported yet: species react into species "
-                 "only");
+                 "rule 'dimer -> lysosome': budding is 'S on X -> V + S2 on V'");
+    expect_error(rule("ligand -> lysosome + ligand in lysosome"), 19, "\"", key,
+                 "the budding species must be on a membrane");
+    expect_error(rule("complex on cell -> lysosome + complex on cell"), 19, "\"", key,
+                 "the carried species goes 'on lysosome' or 'in lysosome'");
+    expect_error(rule("complex on cell -> lysosome in lysosome + ligand in lysosome"), 19, "\"",
+                 key, "buds into the lumen of 'cell'");
   }
 }
 
@@ -795,8 +818,9 @@ TEST_CASE("validate checks reactions of a model built in code") {
   m.reactions[0].products[0].compartment = "lysosome";
   CHECK_THROWS_WITH_AS(io::validate(m),
                        doctest::Contains("model.yaml:0:0: reactions[0].rule: rule 'ligand outside "
-                                         "cell + cell -> ligand_bound on lysosome' is not "
-                                         "supported yet"),
+                                         "cell + cell -> ligand_bound on lysosome': a "
+                                         "species reacts with compartment kind 'cell' only "
+                                         "by binding"),
                        ModelError);
   m.reactions[0].products.clear();
   m.reactions[0].reactants.clear();

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <random>
+#include <unordered_map>
 
 #include "nestsim/sim/simulation.h"
 #include "sim_helpers.h"
@@ -201,4 +202,210 @@ TEST_CASE("binding puts a species on a membrane; transport moves it to an ancest
   CHECK(recycled > 90);
   CHECK(f.reaction_events[0] == on_cell);
   CHECK(f.reaction_events[1] == recycled);
+}
+
+namespace {
+
+// Geometric consistency of a frame whose nesting changes (births, deaths, fusions),
+// independent of the engine: by id, (A) every free body's centre (a compartment's whole
+// mid-surface ball) is inside its parent's mid-surface, (B) outside its sibling
+// compartments' mid-surface balls (and sibling compartments' balls are disjoint), every
+// bound body sits on its membrane's mid-surface with its membrane's parent, and every
+// parent or membrane is a live compartment. Returns the number of violations; `what`
+// names the first.
+std::size_t nesting_violations(const Setup& s, const Frame& f, std::string& what) {
+  std::unordered_map<int64_t, std::size_t> slot;
+  for (std::size_t i = 0; i < f.id.size(); ++i)
+    if (f.id[i] >= 0) slot[f.id[i]] = i;
+  const auto comp = [&](std::size_t i) { return s.kinds[std::size_t(f.kind[i])].compartment; };
+  const auto mid = [&](std::size_t i) { return f.radius[i] - 0.5 * f.thickness[i]; };
+  const auto dist = [&](std::size_t a, std::size_t b) {
+    return std::sqrt(SetupBuilder::distance2(s, f.position[a], f.position[b]));
+  };
+  std::size_t bad = 0;
+  const auto fail = [&](const std::string& w) {
+    if (!bad++) what = "step " + std::to_string(f.step) + ": " + w;
+  };
+  std::vector<std::size_t> free_bodies;
+  for (std::size_t i = 0; i < f.id.size(); ++i) {
+    if (f.id[i] < 0) continue;
+    const std::string who = "body " + std::to_string(f.id[i]);
+    if (f.membrane[i] >= 0) {
+      auto m = slot.find(f.membrane[i]);
+      if (m == slot.end() || !comp(m->second)) {
+        fail(who + " is bound to no live compartment");
+        continue;
+      }
+      if (std::abs(dist(i, m->second) - mid(m->second)) > 1e-6 * (1 + mid(m->second)))
+        fail(who + " is off its membrane's mid-surface");
+      if (f.parent[i] != f.parent[m->second]) fail(who + " has not its membrane's parent");
+      continue;
+    }
+    free_bodies.push_back(i);
+    const double si = comp(i) ? mid(i) : 0.0;
+    if (f.parent[i] >= 0) {
+      auto p = slot.find(f.parent[i]);
+      if (p == slot.end() || !comp(p->second)) {
+        fail(who + " has no live parent compartment");
+        continue;
+      }
+      if (!(dist(i, p->second) + si < mid(p->second))) fail(who + " is not inside its parent");
+    }
+  }
+  for (std::size_t a = 0; a < free_bodies.size(); ++a)
+    for (std::size_t b = a + 1; b < free_bodies.size(); ++b) {
+      const std::size_t i = free_bodies[a], j = free_bodies[b];
+      if (f.parent[i] != f.parent[j] || (!comp(i) && !comp(j))) continue;
+      const double need = (comp(i) ? mid(i) : 0.0) + (comp(j) ? mid(j) : 0.0);
+      if (dist(i, j) < need)
+        fail("siblings " + std::to_string(f.id[i]) + " and " + std::to_string(f.id[j]) + " overlap");
+    }
+  return bad;
+}
+
+Vec on_sphere(const Vec& c, double r, std::mt19937_64& rng) {
+  std::normal_distribution<double> n01(0, 1);
+  Vec d{n01(rng), n01(rng), n01(rng)};
+  const double len = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+  return {c[0] + d[0] / len * r, c[1] + d[1] / len * r, c[2] + d[2] / len * r};
+}
+
+}  // namespace
+
+TEST_CASE("budding: new compartments carry their species; bodies conserved, nesting kept" *
+          doctest::timeout(300)) {
+  SetupBuilder b(3, 200, Boundary::periodic, 0.01, 31);
+  b.s.repulsion = 10;
+  const uint32_t cell = b.kind("cell", true, 80, 4, 0);
+  const uint32_t ves = b.kind("vesicle", true, 8, 1, 2);
+  const uint32_t lyso = b.kind("lysosome", true, 20, 2, 0.5);
+  const uint32_t cpx = b.kind("complex", false, 1.5, 1.5, 1);
+  b.s.kinds[cpx].membrane = true;
+  const uint32_t rec = b.kind("receptor", false, 1.5, 1.5, 1);
+  b.s.kinds[rec].membrane = true;
+  const uint32_t cargo = b.kind("cargo", false, 1, 1, 5);
+  const uint32_t crowd = b.kind("crowd", false, 2, 2, 5);
+  const Vec centre{100, 100, 100};
+  const int64_t c = b.add(cell, centre);
+  std::mt19937_64 rng(32);
+  Vec p;
+  for (int k = 0; k < 4; ++k)
+    if (b.place(rng, 20, c, p)) b.add(lyso, p, c);
+  for (int k = 0; k < 300; ++k)
+    if (b.place(rng, 2, c, p)) b.add(crowd, p, c);
+  const double m = b.mid(c);
+  for (int k = 0; k < 40; ++k) b.add(cpx, on_sphere(centre, m, rng), -1, c);
+  for (int k = 0; k < 20; ++k) b.add(rec, on_sphere(centre, m, rng), -1, c);
+  b.s.capacity = b.s.bodies.size() + 100;
+  b.s.reactions = {
+      rule("bud", 5, 0, {term(cpx, Site::Where::on, cell)}, {term(ves), term(cpx, Site::Where::on, ves)}),
+      rule("engulf", 5, 0, {term(rec, Site::Where::on, cell)},
+           {term(ves, Site::Where::in, cell), term(cargo, Site::Where::in, ves)})};
+  Simulation sim(b.s);
+  for (int frame = 0; frame < 30; ++frame) {
+    sim.run(20);
+    const Frame f = sim.frame();
+    std::string what;
+    CHECK_MESSAGE(nesting_violations(b.s, f, what) == 0, what);
+    const std::size_t vesicles = count_kind(f, int32_t(ves));
+    REQUIRE(f.reaction_events.size() == 2);
+    CHECK(vesicles == f.reaction_events[0] + f.reaction_events[1]);  // one per bud
+    CHECK(count_kind(f, int32_t(cpx)) == 40);                        // carried, not lost
+    CHECK(count_kind(f, int32_t(cargo)) == f.reaction_events[1]);
+    CHECK(count_kind(f, int32_t(rec)) == 20 - f.reaction_events[1]);
+    std::unordered_map<int64_t, int32_t> kind_of;
+    for (std::size_t i = 0; i < f.id.size(); ++i)
+      if (f.id[i] >= 0) kind_of[f.id[i]] = f.kind[i];
+    std::unordered_map<int64_t, int> carried;
+    for (std::size_t i = 0; i < f.id.size(); ++i) {
+      if (f.id[i] < 0) continue;
+      if (f.kind[i] == int32_t(cpx) && f.membrane[i] != int64_t(c)) {
+        CHECK(kind_of[f.membrane[i]] == int32_t(ves));
+        ++carried[f.membrane[i]];
+      }
+      if (f.kind[i] == int32_t(cargo)) {
+        CHECK(kind_of[f.parent[i]] == int32_t(ves));
+        ++carried[f.parent[i]];
+      }
+      if (f.kind[i] == int32_t(ves)) CHECK(f.parent[i] == c);
+    }
+    for (const auto& [v, n] : carried) CHECK(n == 1);  // each bud carries its one species
+    CHECK(carried.size() == vesicles);
+    if (frame == 29) {
+      MESSAGE("buds: " << f.reaction_events[0] << " + " << f.reaction_events[1] << " of 60");
+      CHECK(f.reaction_events[0] + f.reaction_events[1] > 30);
+      CHECK(f.next_id == b.s.bodies.size() + vesicles);  // new ids, never reused
+    }
+  }
+  Simulation again(b.s);
+  again.run(600);
+  CHECK(again.frame().id == sim.frame().id);  // deterministic for the seed
+  CHECK(again.frame().position == sim.frame().position);
+}
+
+TEST_CASE("fusion: volume adds up, contents and membrane bodies move in, nesting kept" *
+          doctest::timeout(300)) {
+  SetupBuilder b(3, 140, Boundary::periodic, 0.005, 41);
+  b.s.repulsion = 2;
+  const uint32_t cell = b.kind("cell", true, 60, 4, 0);
+  const uint32_t lyso = b.kind("lysosome", true, 18, 2, 0.5);
+  const uint32_t ves = b.kind("vesicle", true, 6, 1, 40);
+  const uint32_t cargo = b.kind("cargo", false, 0.8, 0.8, 5);
+  const uint32_t cpx = b.kind("complex", false, 1, 1, 1);
+  b.s.kinds[cpx].membrane = true;
+  const Vec centre{70, 70, 70};
+  const int64_t c = b.add(cell, centre);
+  std::mt19937_64 rng(42);
+  Vec p;
+  for (int k = 0; k < 2; ++k)
+    if (b.place(rng, 18, c, p)) b.add(lyso, p, c);
+  int vesicles = 0;
+  for (int k = 0; k < 16; ++k) {
+    if (!b.place(rng, 6, c, p)) continue;
+    const int64_t v = b.add(ves, p, c);
+    ++vesicles;
+    b.add(cargo, {p[0] + 1, p[1], p[2]}, v);
+    b.add(cargo, {p[0] - 1, p[1], p[2]}, v);
+    b.add(cpx, on_sphere(p, b.mid(v), rng), -1, v);
+  }
+  b.s.reactions = {rule("fuse", 200, 1.0, {term(ves), term(lyso)}, {term(lyso)}),
+                   rule("homotypic", 200, 0.5, {term(ves), term(ves)}, {term(ves)})};
+  const auto lumen3 = [&](const Frame& f) {  // total lumen volume / (4/3 pi) inside the cell
+    double v = 0;
+    for (std::size_t i = 0; i < f.id.size(); ++i)
+      if (f.id[i] >= 0 && f.kind[i] != int32_t(cell) && b.s.kinds[std::size_t(f.kind[i])].compartment)
+        v += std::pow(f.radius[i] - f.thickness[i], 3);
+    return v;
+  };
+  Simulation sim(b.s);
+  const double v0 = lumen3(sim.frame());
+  const std::size_t compartments0 = count_kind(sim.frame(), int32_t(ves)) + count_kind(sim.frame(), int32_t(lyso));
+  for (int frame = 0; frame < 40; ++frame) {
+    sim.run(100);
+    const Frame f = sim.frame();
+    std::string what;
+    CHECK_MESSAGE(nesting_violations(b.s, f, what) == 0, what);
+    CHECK(std::abs(lumen3(f) - v0) < 1e-9 * v0);  // l_Y'^3 = l_Y^3 + l_V^3
+    const std::size_t compartments = count_kind(f, int32_t(ves)) + count_kind(f, int32_t(lyso));
+    CHECK(compartments + f.reaction_events[0] + f.reaction_events[1] == compartments0);
+    CHECK(count_kind(f, int32_t(lyso)) == 2);
+    CHECK(count_kind(f, int32_t(cargo)) == std::size_t(2 * vesicles));  // moved in, not lost
+    CHECK(count_kind(f, int32_t(cpx)) == std::size_t(vesicles));
+    if (frame == 39) {
+      MESSAGE("fusions: " << f.reaction_events[0] << " into lysosomes, " << f.reaction_events[1]
+                          << " homotypic, of " << vesicles << " vesicles");
+      CHECK(f.reaction_events[0] > 0);
+      std::size_t in_lyso = 0, on_lyso = 0;
+      std::unordered_map<int64_t, int32_t> kind_of;
+      for (std::size_t i = 0; i < f.id.size(); ++i)
+        if (f.id[i] >= 0) kind_of[f.id[i]] = f.kind[i];
+      for (std::size_t i = 0; i < f.id.size(); ++i) {
+        if (f.id[i] < 0) continue;
+        if (f.kind[i] == int32_t(cargo) && kind_of[f.parent[i]] == int32_t(lyso)) ++in_lyso;
+        if (f.kind[i] == int32_t(cpx) && kind_of[f.membrane[i]] == int32_t(lyso)) ++on_lyso;
+      }
+      CHECK(in_lyso > 0);
+      CHECK(on_lyso > 0);
+    }
+  }
 }

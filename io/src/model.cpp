@@ -499,27 +499,52 @@ void check_reactions(const Reader& r, const Model& m, double min_box) {
     bool product_compartment = false;
     for (const auto& t : x.products)
       product_compartment = product_compartment || m.find_kind(t.kind)->compartment;
-    if (compartments == 1 && x.reactants.size() == 2) {
-      const RuleTerm& c = m.find_kind(x.reactants[0].kind)->compartment ? x.reactants[0]
-                                                                           : x.reactants[1];
+    const auto is_compartment = [&](const RuleTerm& t) { return m.find_kind(t.kind)->compartment; };
+    if (compartments == 2) {  // fusion
+      const bool fusion = x.products.size() == 1 &&
+                          (x.products[0].kind == x.reactants[0].kind ||
+                           x.products[0].kind == x.reactants[1].kind) &&
+                          x.products[0].where == Where::any && x.reactants[0].where == Where::any &&
+                          x.reactants[1].where == Where::any;
+      if (!fusion)
+        r.fail(at_rule, key + ".rule",
+               "rule " + rule + ": two compartment kinds react only by fusion, 'V + Y -> Y' "
+               "(one product, the kind that stays; no sites: V and Y are siblings)");
+    } else if (compartments == 1 && x.reactants.size() == 2) {
+      const RuleTerm& c = is_compartment(x.reactants[0]) ? x.reactants[0] : x.reactants[1];
       const bool binding = x.products.size() == 1 && !product_compartment &&
                            x.products[0].where == Where::on &&
                            x.products[0].compartment == c.kind;
       if (!binding)
         r.fail(at_rule, key + ".rule",
-               "rule " + rule + " is not supported yet: a species reacts with compartment kind '" +
-                   c.kind + "' only by binding, 'S + " + c.kind + " -> S2 on " + c.kind +
-                   "' (one product, a membrane species on " + c.kind +
-                   "); budding and fusion rules are not supported yet (issue 4)");
-    } else if (compartments > 0) {
+               "rule " + rule + ": a species reacts with compartment kind '" + c.kind +
+                   "' only by binding, 'S + " + c.kind + " -> S2 on " + c.kind +
+                   "' (one product, a membrane species on " + c.kind + ")");
+    } else if (compartments == 1) {
       r.fail(at_rule, key + ".rule",
-             "rule " + rule + " is not supported yet: budding and fusion rules are not "
-             "supported yet (issue 4)");
-    } else if (product_compartment) {
-      r.fail(at_rule, key + ".rule",
-             "rule " + rule + " is not supported yet: species react into species only "
-             "(compartments come from budding; budding and fusion rules are not supported "
-             "yet, issue 4)");
+             "rule " + rule + ": a compartment kind is a reactant only of fusion, 'V + Y -> Y'");
+    } else if (product_compartment) {  // budding
+      const std::string form = "budding is 'S on X -> V + S2 on V' or 'S on X -> V + S2 in V' "
+                               "(S a membrane species on compartment kind X, V the new "
+                               "compartment kind, S2 the species it carries)";
+      if (x.reactants.size() != 1 || x.products.size() != 2 ||
+          is_compartment(x.products[0]) == is_compartment(x.products[1]))
+        r.fail(at_rule, key + ".rule", "rule " + rule + ": " + form);
+      const RuleTerm& s0 = x.reactants[0];
+      const RuleTerm& v = is_compartment(x.products[0]) ? x.products[0] : x.products[1];
+      const RuleTerm& s2 = is_compartment(x.products[0]) ? x.products[1] : x.products[0];
+      if (s0.where != Where::on)
+        r.fail(at_rule, key + ".rule",
+               "rule " + rule + ": the budding species must be on a membrane ('" + s0.kind +
+                   " on X'); " + form);
+      if (!(v.where == Where::any || (v.where == Where::in && v.compartment == s0.compartment)))
+        r.fail(at_rule, key + ".rule",
+               "rule " + rule + ": the new compartment '" + v.kind + "' buds into the lumen of '" +
+                   s0.compartment + "': write it without a site; " + form);
+      if (!((s2.where == Where::on || s2.where == Where::in) && s2.compartment == v.kind))
+        r.fail(at_rule, key + ".rule",
+               "rule " + rule + ": the carried species goes 'on " + v.kind + "' or 'in " +
+                   v.kind + "'; " + form);
     }
 
     // The reaction radius: two reactants only.

@@ -302,6 +302,15 @@ sim::Reaction reaction_of(const ReactionSpec& x, const Model& m) {
   if (r.reactants.size() == 2 && m.kinds[r.reactants[0].kind].compartment &&
       !m.kinds[r.reactants[1].kind].compartment)
     std::swap(r.reactants[0], r.reactants[1]);
+  // Fusion "V + Y -> Y": the compartment that stays second.
+  if (r.reactants.size() == 2 && r.products.size() == 1 &&
+      m.kinds[r.reactants[0].kind].compartment && m.kinds[r.reactants[1].kind].compartment &&
+      r.products[0].kind == r.reactants[0].kind && r.products[0].kind != r.reactants[1].kind)
+    std::swap(r.reactants[0], r.reactants[1]);
+  // Budding "S on X -> V + S2 on V": the new compartment first.
+  if (r.reactants.size() == 1 && r.products.size() == 2 &&
+      !m.kinds[r.products[0].kind].compartment && m.kinds[r.products[1].kind].compartment)
+    std::swap(r.products[0], r.products[1]);
   return r;
 }
 

@@ -43,6 +43,8 @@ struct DeviceRule {
   int32_t product_compartment[2] = {-1, -1};
   int reactants = 0, products = 0;
   bool binding = false;  // species + compartment kind -> species on that compartment
+  bool bud = false;      // S on X -> V + S' on V | in V (reactant 0; product 0 is V)
+  bool fusion = false;   // V + Y -> Y: compartment V merges into compartment Y
   double probability = 0;  // 1 - exp(-rate dt)
   double rate = 0;
   double radius = 0;
@@ -77,12 +79,14 @@ struct ReactionView {
   double* radius = nullptr;
   double* thickness = nullptr;
   double* diffusion = nullptr;
+  uint8_t* compartment = nullptr;
   // Births: per slot 0/1, scanned into ranks; the free slots before this step's events.
   uint32_t* birth = nullptr;
   const uint32_t* birth_rank = nullptr;
   const uint32_t* free_slots = nullptr;
   uint64_t next_id = 0;
   unsigned long long* events = nullptr;  // per rule, cumulative
+  int32_t* fuse_into = nullptr;          // per slot: a fusion's V -> its Y (-1 none)
 
   // Does body i (a live slot) satisfy a reactant's site?
   NESTSIM_HD bool at_site(uint32_t i, uint8_t where, int32_t comp_kind) const {
@@ -162,7 +166,16 @@ struct PairCandidates {
         const uint32_t a = order ? j : i, b = order ? i : j;  // a plays reactant 0
         if (!r.matches(a, rule, 0) || !r.matches(b, rule, 1)) continue;
         double gap = dist;
-        if (rule.binding) {
+        if (rule.fusion) {
+          // Siblings outside each other; the gap between their outer surfaces. Of two
+          // compartments of one kind, the larger (then the lower id) stays.
+          if (r.v.parent[a] != r.v.parent[b] || r.v.membrane[a] >= 0 || r.v.membrane[b] >= 0)
+            continue;
+          if (rule.reactant[0] == rule.reactant[1] &&
+              !(r.v.radius[b] > r.v.radius[a] || (r.v.radius[b] == r.v.radius[a] && r.v.id[b] < r.v.id[a])))
+            continue;
+          gap = dist - r.v.radius[a] - r.v.radius[b];
+        } else if (rule.binding) {
           // a species, b a compartment: a free body inside b's lumen or beside b.
           if (r.v.membrane[a] >= 0) continue;
           if (r.v.parent[a] != int32_t(b) && r.v.parent[a] != r.v.parent[b]) continue;
@@ -313,7 +326,9 @@ NESTSIM_HD inline Placement place_product(const ReactionView& r, uint32_t i, con
 }
 
 // Can every product of a one-reactant rule be placed?
+NESTSIM_HD inline bool bud_fits(const ReactionView& r, uint32_t i, const DeviceRule& rule);
 NESTSIM_HD inline bool placeable(const ReactionView& r, uint32_t i, const DeviceRule& rule) {
+  if (rule.bud) return bud_fits(r, i, rule);
   for (int p = 0; p < rule.products; ++p)
     if (!place_product(r, i, rule, p, -1).ok) return false;
   return true;
@@ -325,6 +340,7 @@ NESTSIM_HD inline void become(const ReactionView& r, uint32_t s, int32_t kind, c
   r.radius[s] = r.kind_radius[kind];
   r.thickness[s] = r.kind_thickness[kind];
   r.diffusion[s] = r.kind_diffusion[kind];
+  r.compartment[s] = r.kind_compartment[kind];
   r.parent[s] = pl.parent;
   r.membrane[s] = pl.membrane;
   if (pl.moves) NESTSIM_UNROLL for (int k = 0; k < 3; ++k) r.v.x[k][s] = pl.to[k];
@@ -347,7 +363,8 @@ struct UniWinner {
   }
   NESTSIM_HD void operator()(uint32_t i) const {
     if (!wins(i)) r.uni_rule[i] = -1;
-    r.birth[i] = (r.uni_rule[i] >= 0 && r.rules[r.uni_rule[i]].products == 2) ? 1u : 0u;
+    r.birth[i] = (r.uni_rule[i] >= 0 && r.rules[r.uni_rule[i]].products == 2 &&
+                  !r.rules[r.uni_rule[i]].bud) ? 1u : 0u;
   }
 };
 
@@ -357,6 +374,7 @@ struct ExecuteUni {
     const int k = r.uni_rule[i];
     if (k < 0) return;
     const DeviceRule& rule = r.rules[k];
+    if (rule.bud) return;  // the bud phase (compartment events, below)
     atomic_fetch_add(&r.events[k], 1ull);
     if (rule.products == 0) {
       remove_body(r, i);
@@ -382,6 +400,10 @@ struct ExecutePairs {
     const DeviceRule& rule = r.rules[k];
     if (r.claim[a] != pair_priority(r, a, b, k, b)) return;
     if (!rule.binding && r.claim[b] != pair_priority(r, a, b, k, a)) return;
+    if (rule.fusion) {  // the fusion phase (compartment events, below)
+      r.fuse_into[a] = int32_t(b);
+      return;
+    }
     if (rule.binding) {
       const Placement pl = place_product(r, a, rule, 0, int32_t(b));
       if (!pl.ok) return;
@@ -415,6 +437,339 @@ struct ExecutePairs {
     for (int p = 0; p < rule.products; ++p) become(r, slot[target[p]], rule.product[p], at[target[p]]);
     for (int s = 0; s < 2; ++s)
       if (!used[s]) remove_body(r, slot[s]);
+  }
+};
+
+// ---------------------------------------------------------------------------------------
+// Compartment events: budding and fusion (issue 4). They are rare and change the nesting,
+// so each step's candidates (after the claims, and after the other events of the step
+// have been executed) are checked exactly against every body (one thread per body, a
+// loop over the few candidates), not through the lists. The invariants of dynamics.cuh,
+// (A) inside the parent's mid-surface and (B) outside sibling compartments' mid-surface
+// balls, hold after every event:
+//
+// Budding, "S on X -> V + S' on V" (or "... + S' in V"): a new compartment V is born in
+// X's lumen, touching X's inner surface where S sits: its centre on the ray from X's
+// centre through S, at l_X - r_V (l = r - q, the lumen radius), so (A) holds by
+// construction. S' goes onto V's membrane facing X's (or to V's centre, "in V"). It
+// happens only when V's mid-surface ball is clear of every other body in X's lumen (B),
+// and of the ball of every other bud in X this step with a higher priority (the claim's
+// random bits): no bias by slot or order.
+//
+// Fusion, "V + Y -> Y": sibling compartments V and Y whose outer surfaces are within the
+// rule's radius merge: V disappears, Y's lumen volume grows by V's (l_Y'^3 = l_Y^3 +
+// l_V^3, thickness and diffusion of Y unchanged), V's lumen contents move into Y as one
+// rigid group (V's mid-surface ball translated to the "ghost" inside Y's new
+// mid-surface, touching it on the side facing V), and V's membrane-bound bodies move to
+// Y's membrane (projected onto its new mid-surface along the ray from Y's centre). It
+// happens only when Y's grown mid-surface ball is clear of its siblings (their grown
+// balls when they fuse too), stays inside its parent's mid-surface (and the box when
+// reflective), and the ghost ball is clear of Y's compartments (their grown balls).
+// ---------------------------------------------------------------------------------------
+
+// Squared minimum-image distance from point p to slot j's centre.
+NESTSIM_HD inline double point_dist2(const SlotView& v, const double* p, uint32_t j) {
+  double s = 0;
+  NESTSIM_AXES(k, v.dim) {
+    const double d = minimum_image(p[k] - v.x[k][j], v.space.edge[k], v.space.inv_edge[k]);
+    s += d * d;
+  }
+  return s;
+}
+
+// Does a bud of rule `rule` from body i fit geometrically (V smaller than X's lumen)?
+NESTSIM_HD inline bool bud_fits(const ReactionView& r, uint32_t i, const DeviceRule& rule) {
+  const int32_t x = r.v.membrane[i];
+  if (x < 0) return false;
+  const int32_t vk = rule.product[0];
+  return r.v.lumen(uint32_t(x)) - r.kind_radius[vk] >= 0 &&
+         r.kind_radius[vk] - 0.5 * r.kind_thickness[vk] > 0;
+}
+
+// The candidate events of one phase, in slot order (a compaction of per-slot marks).
+struct EventList {
+  uint32_t count = 0;
+  const uint32_t* slot = nullptr;  // fusion: V; budding: the reactant
+  int32_t* target = nullptr;       // fusion: Y; budding: X
+  int32_t* rule = nullptr;
+  double* centre[3] = {nullptr, nullptr, nullptr};  // fusion: ghost; budding: V's centre
+  double* mid = nullptr;      // fusion: Y's new mid-surface radius; budding: V's
+  double* aux = nullptr;      // fusion: V's mid-surface radius
+  unsigned long long* blocked = nullptr;
+  int32_t* ev_v = nullptr;    // per slot: the fusion whose V it is (-1)
+  int32_t* ev_y = nullptr;    // per slot: the fusion whose Y it is (-1)
+};
+
+// Fusion: V's and Y's per-slot marks, Y's new size, the ghost centre, the parent test.
+struct FusionSetup {
+  ReactionView r;
+  EventList e;
+  NESTSIM_HD void operator()(uint32_t c) const {
+    const uint32_t a = e.slot[c];
+    const int32_t b = r.fuse_into[a];
+    e.target[c] = b;
+    e.ev_v[a] = int32_t(c);
+    e.ev_y[b] = int32_t(c);
+    const double lv = r.v.lumen(a), ly = r.v.lumen(uint32_t(b));
+    const double l_new = std::cbrt(ly * ly * ly + lv * lv * lv);
+    const double m_new = l_new + 0.5 * r.v.thickness[b];
+    const double mv = r.v.mid(a);
+    e.mid[c] = m_new;
+    e.aux[c] = mv;
+    bool bad = !(m_new > mv);
+    // The ghost: V's mid-surface ball inside Y's new one, on the side facing V.
+    double p[3];
+    on_ray(r, uint32_t(b), a, m_new - mv, p);
+    NESTSIM_UNROLL for (int k = 0; k < 3; ++k) e.centre[k][c] = p[k];
+    const int32_t P = r.v.parent[b];
+    if (P >= 0) {
+      double d[3];
+      r.v.delta(r.v.x, uint32_t(b), uint32_t(P), d);
+      if (!(std::sqrt(r.v.norm2(d)) + m_new < r.v.mid(uint32_t(P)))) bad = true;
+    } else if (r.v.reflective) {
+      NESTSIM_AXES(k, r.v.dim)
+        if (!(r.v.x[k][b] - m_new >= 0 && r.v.x[k][b] + m_new <= r.v.box[k])) bad = true;
+    }
+    e.blocked[c] = bad ? 1ull : 0ull;
+  }
+};
+
+// The ball that sibling j occupies after this step's fusions (its grown mid-surface when
+// it is a Y; 0 for a protein).
+NESTSIM_HD inline double grown_ball(const ReactionView& r, const EventList& e, uint32_t j) {
+  if (!r.v.compartment[j]) return 0.0;
+  const int32_t c = e.ev_y[j];
+  return c >= 0 ? e.mid[c] : r.v.mid(j);
+}
+
+// One thread per body j: blocks every fusion that j is in the way of.
+struct FusionCheck {
+  ReactionView r;
+  EventList e;
+  NESTSIM_HD void operator()(uint32_t j) const {
+    if (r.v.empty(j) || r.v.membrane[j] >= 0) return;
+    const int32_t pj = r.v.parent[j];
+    for (uint32_t c = 0; c < e.count; ++c) {
+      const uint32_t a = e.slot[c];
+      const int32_t b = e.target[c];
+      if (j == a || int32_t(j) == b) continue;
+      if (pj == r.v.parent[b]) {  // a sibling of Y: outside Y's grown ball
+        const double need = e.mid[c] + grown_ball(r, e, j);
+        double d[3];
+        r.v.delta(r.v.x, j, uint32_t(b), d);
+        if (r.v.norm2(d) < need * need) atomic_fetch_max(&e.blocked[c], 1ull);
+      } else if (pj == b && r.v.compartment[j]) {  // a compartment in Y: clear of the ghost
+        const double need = e.aux[c] + grown_ball(r, e, j);
+        const double g[3] = {e.centre[0][c], e.centre[1][c], e.centre[2][c]};
+        if (point_dist2(r.v, g, j) < need * need) atomic_fetch_max(&e.blocked[c], 1ull);
+      }
+    }
+  }
+};
+
+// The displacement that this step's fusions give body j: the sum over the fused
+// compartments in its carrier chain of (ghost - V's centre).
+NESTSIM_HD inline void fusion_shift(const ReactionView& r, const EventList& e, uint32_t j, double* t) {
+  t[0] = t[1] = t[2] = 0;
+  int32_t p = r.v.membrane[j] >= 0 ? r.v.membrane[j] : r.v.parent[j];
+  for (int d = 0; p >= 0 && d < kMaxDepth; ++d, p = r.v.parent[p]) {
+    const int32_t c = e.ev_v[p];
+    if (c >= 0 && !e.blocked[c]) {
+      double g[3] = {e.centre[0][c], e.centre[1][c], e.centre[2][c]};
+      NESTSIM_AXES(k, r.v.dim)
+        t[k] += minimum_image(g[k] - r.v.x[k][p], r.v.space.edge[k], r.v.space.inv_edge[k]);
+    }
+  }
+}
+
+// One thread per body: its position after the fusions, into x_next (positions only;
+// FusionApply changes the fields afterwards).
+struct FusionMove {
+  ReactionView r;
+  EventList e;
+  NESTSIM_HD void operator()(uint32_t j) const {
+    double p[3] = {r.v.x[0][j], r.v.x[1][j], r.v.x[2][j]};
+    if (!r.v.empty(j)) {
+      double t[3];
+      fusion_shift(r, e, j, t);
+      NESTSIM_AXES(k, r.v.dim) p[k] += t[k];
+      // A body bound to a fused V or to a growing Y: onto Y's new mid-surface.
+      const int32_t m = r.v.membrane[j];
+      int32_t c = -1;
+      if (m >= 0 && e.ev_v[m] >= 0 && !e.blocked[e.ev_v[m]]) c = e.ev_v[m];
+      if (m >= 0 && e.ev_y[m] >= 0 && !e.blocked[e.ev_y[m]]) c = e.ev_y[m];
+      if (c >= 0) {
+        const uint32_t y = uint32_t(e.target[c]);
+        double ty[3];
+        fusion_shift(r, e, y, ty);
+        double d[3] = {0, 0, 0}, n2 = 0;
+        NESTSIM_AXES(k, r.v.dim) {
+          d[k] = minimum_image(p[k] - (r.v.x[k][y] + ty[k]), r.v.space.edge[k], r.v.space.inv_edge[k]);
+          n2 += d[k] * d[k];
+        }
+        double n = std::sqrt(n2);
+        if (!(n > 0)) {
+          d[0] = 1;
+          d[1] = d[2] = 0;
+          n = 1;
+        }
+        NESTSIM_AXES(k, r.v.dim) p[k] = r.v.x[k][y] + ty[k] + d[k] / n * e.mid[c];
+      }
+      r.v.wrap(p);
+    }
+    NESTSIM_UNROLL for (int k = 0; k < 3; ++k) r.v.x_next[k][j] = p[k];
+  }
+};
+
+// One thread per body: the nesting after the fusions (after FusionMove's swap). Two
+// passes: lumens, removals and sizes first; then the bound bodies, whose parent is their
+// membrane's (new) parent.
+struct FusionApplyLumen {
+  ReactionView r;
+  EventList e;
+  NESTSIM_HD void operator()(uint32_t j) const {
+    if (r.v.empty(j) || r.membrane[j] >= 0) return;
+    const int32_t cv = e.ev_v[j], cy = e.ev_y[j];
+    if (cv >= 0 && !e.blocked[cv]) {
+      remove_body(r, j);
+      return;
+    }
+    if (cy >= 0 && !e.blocked[cy]) r.radius[j] = e.mid[cy] + 0.5 * r.v.thickness[j];
+    const int32_t p = r.parent[j];
+    if (p >= 0) {
+      const int32_t c = e.ev_v[p];
+      if (c >= 0 && !e.blocked[c]) r.parent[j] = e.target[c];
+    }
+  }
+};
+
+struct FusionApplyMembrane {
+  ReactionView r;
+  EventList e;
+  NESTSIM_HD void operator()(uint32_t j) const {
+    if (r.v.empty(j) || r.membrane[j] < 0) return;
+    const int32_t c = e.ev_v[r.membrane[j]];
+    if (c >= 0 && !e.blocked[c]) r.membrane[j] = e.target[c];
+    r.parent[j] = r.parent[r.membrane[j]];
+  }
+};
+
+// After a fusion phase: counts and clears the marks.
+struct FusionDone {
+  ReactionView r;
+  EventList e;
+  NESTSIM_HD void operator()(uint32_t c) const {
+    if (!e.blocked[c]) atomic_fetch_add(&r.events[e.rule[c]], 1ull);
+    e.ev_v[e.slot[c]] = -1;
+    e.ev_y[e.target[c]] = -1;
+    r.fuse_into[e.slot[c]] = -1;
+  }
+};
+
+// Budding: is the reactant still where the rule wants it (a fusion of this step may have
+// moved it to another membrane)? Then V's centre and size.
+struct BudSetup {
+  ReactionView r;
+  EventList e;
+  NESTSIM_HD void operator()(uint32_t c) const {
+    const uint32_t i = e.slot[c];
+    const int k = r.uni_rule[i];
+    e.rule[c] = k;
+    const DeviceRule& rule = r.rules[k];
+    const bool ok = !r.v.empty(i) && r.matches(i, rule, 0) && bud_fits(r, i, rule);
+    e.blocked[c] = ok ? 0ull : 1ull;
+    if (!ok) {
+      e.target[c] = -1;
+      return;
+    }
+    const uint32_t x = uint32_t(r.v.membrane[i]);
+    const int32_t vk = rule.product[0];
+    e.target[c] = int32_t(x);
+    e.mid[c] = r.kind_radius[vk] - 0.5 * r.kind_thickness[vk];
+    double p[3];
+    on_ray(r, x, i, r.v.lumen(x) - r.kind_radius[vk], p);
+    NESTSIM_UNROLL for (int a = 0; a < 3; ++a) e.centre[a][c] = p[a];
+  }
+};
+
+// One thread per body j: blocks every bud whose ball j is in.
+struct BudCheck {
+  ReactionView r;
+  EventList e;
+  NESTSIM_HD void operator()(uint32_t j) const {
+    if (r.v.empty(j) || r.v.membrane[j] >= 0) return;
+    const int32_t pj = r.v.parent[j];
+    if (pj < 0) return;
+    for (uint32_t c = 0; c < e.count; ++c) {
+      if (e.target[c] != pj || e.slot[c] == j) continue;
+      const double need = e.mid[c] + (r.v.compartment[j] ? r.v.mid(j) : 0.0);
+      const double p[3] = {e.centre[0][c], e.centre[1][c], e.centre[2][c]};
+      if (point_dist2(r.v, p, j) < need * need) atomic_fetch_max(&e.blocked[c], 1ull);
+    }
+  }
+};
+
+// Buds in one X whose balls overlap: the one with the higher priority (its claim's
+// random bits; then the lower slot) goes ahead. Reads the environment verdicts of
+// BudCheck, writes its own into `fits` (1: the bud happens).
+struct BudPairs {
+  ReactionView r;
+  EventList e;
+  uint32_t* fits = nullptr;
+  NESTSIM_HD void operator()(uint32_t c) const {
+    bool ok = !e.blocked[c];
+    const uint32_t i = e.slot[c];
+    for (uint32_t o = 0; ok && o < e.count; ++o) {
+      if (o == c || e.target[o] != e.target[c]) continue;
+      const uint32_t j = e.slot[o];
+      if (!(r.claim[j] > r.claim[i] || (r.claim[j] == r.claim[i] && j < i))) continue;
+      const double need = e.mid[c] + e.mid[o];
+      double s = 0;
+      NESTSIM_AXES(k, r.v.dim) {
+        const double d = minimum_image(e.centre[k][c] - e.centre[k][o], r.v.space.edge[k],
+                                       r.v.space.inv_edge[k]);
+        s += d * d;
+      }
+      if (s < need * need) ok = false;
+    }
+    fits[c] = ok ? 1u : 0u;
+  }
+};
+
+// The buds that fit: V born in a free slot (ranks by a scan of `fits`), the reactant
+// onto V's membrane or into its lumen.
+struct BudExecute {
+  ReactionView r;
+  EventList e;
+  const uint32_t* fits = nullptr;
+  const uint32_t* rank = nullptr;
+  NESTSIM_HD void operator()(uint32_t c) const {
+    if (!fits[c]) return;
+    const uint32_t i = e.slot[c];
+    const int k = e.rule[c];
+    const DeviceRule& rule = r.rules[k];
+    const uint32_t s = r.free_slots[rank[c]];
+    const int32_t x = e.target[c];
+    Placement pv;
+    pv.ok = true;
+    pv.parent = x;
+    pv.moves = true;
+    NESTSIM_UNROLL for (int a = 0; a < 3; ++a) pv.to[a] = e.centre[a][c];
+    r.id[s] = int64_t(r.next_id + rank[c]);
+    become(r, s, rule.product[0], pv);
+    Placement pi;
+    pi.ok = true;
+    pi.moves = true;
+    if (rule.product_where[1] == kIn) {
+      pi.parent = int32_t(s);
+      NESTSIM_UNROLL for (int a = 0; a < 3; ++a) pi.to[a] = e.centre[a][c];
+    } else {
+      pi.parent = x;
+      pi.membrane = int32_t(s);
+      on_ray(r, s, i, e.mid[c], pi.to);
+    }
+    become(r, i, rule.product[1], pi);
+    atomic_fetch_add(&r.events[k], 1ull);
   }
 };
 

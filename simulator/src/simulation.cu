@@ -178,6 +178,12 @@ struct Simulation::Impl {
   thrust::device_vector<int32_t> uni_rule, pair_rule;
   thrust::device_vector<uint32_t> birth, birth_rank, free_slots, pair_a, pair_b;
   bool lists_stale = false;
+  // Compartment events (reactions.cuh): per slot marks, and the candidates of one phase.
+  bool fusion_rules = false, bud_rules = false;
+  thrust::device_vector<int32_t> fuse_into, ev_v, ev_y, ev_target, ev_rule;
+  thrust::device_vector<uint32_t> ev_slot, ev_fits, ev_rank;
+  thrust::device_vector<double> ev_centre[3], ev_mid, ev_aux;
+  thrust::device_vector<unsigned long long> ev_blocked;
 
   detail::SlotView view() {
     detail::SlotView v;
@@ -473,6 +479,7 @@ struct Simulation::Impl {
     std::vector<detail::DeviceRule> host;
     rule_restructures.clear();
     pair_rules = false;
+    fusion_rules = bud_rules = false;
     reach_extra = 0;
     for (const Reaction& rule : s.reactions) {
       const std::string who = "reaction '" + rule.name + "': ";
@@ -494,18 +501,49 @@ struct Simulation::Impl {
         term(rule.reactants[std::size_t(k)], d.reactant[k], d.reactant_where[k], d.reactant_compartment[k]);
       for (int k = 0; k < d.products; ++k) {
         term(rule.products[std::size_t(k)], d.product[k], d.product_where[k], d.product_compartment[k]);
-        if (kc[std::size_t(d.product[k])]) invalid(who + "compartment products (budding) are not supported yet");
       }
       d.rate = rule.rate;
       d.radius = rule.radius;
       d.probability = -std::expm1(-rule.rate * s.dt);
       const bool c0 = kc[std::size_t(d.reactant[0])] != 0;
       const bool c1 = d.reactants == 2 && kc[std::size_t(d.reactant[1])] != 0;
-      if (d.reactants == 1 && c0) invalid(who + "compartment reactants are not supported yet");
+      const auto is_comp = [&](int32_t kind) { return kc[std::size_t(kind)] != 0; };
+      const uint8_t on = uint8_t(Site::Where::on), in = uint8_t(Site::Where::in),
+                    any = uint8_t(Site::Where::any);
+      if (d.reactants == 1 && c0) invalid(who + "a compartment is a reactant only of fusion (\"V + Y -> Y\")");
+      // Budding: "S on X -> V + S' on V" or "S on X -> V + S' in V" (V first).
+      d.bud = d.reactants == 1 && d.products == 2 && (is_comp(d.product[0]) || is_comp(d.product[1]));
+      if (d.bud) {
+        if (!is_comp(d.product[0]) || is_comp(d.product[1]))
+          invalid(who + "budding makes one compartment V and one species: \"S on X -> V + S' on V\"");
+        if (d.reactant_where[0] != on || !km[std::size_t(d.reactant[0])])
+          invalid(who + "budding starts from a membrane species on a compartment: \"S on X -> ...\"");
+        if (!(d.product_where[0] == any ||
+              (d.product_where[0] == in && d.product_compartment[0] == d.reactant_compartment[0])))
+          invalid(who + "the new compartment buds into X's lumen: write it without a site (or \"in X\")");
+        const bool onv = d.product_where[1] == on, inv = d.product_where[1] == in;
+        if (!(onv || inv) || d.product_compartment[1] != d.product[0])
+          invalid(who + "the species goes with the new compartment: \"S' on V\" or \"S' in V\"");
+        if (onv != (km[std::size_t(d.product[1])] != 0))
+          invalid(who + "\"on V\" needs a membrane species, \"in V\" a free one");
+        const double rv = kr[std::size_t(d.product[0])];
+        if (!(rv - 0.5 * kq[std::size_t(d.product[0])] > 0)) invalid(who + "the bud's mid-surface radius must be > 0");
+      } else {
+        for (int k = 0; k < d.products; ++k)
+          if (is_comp(d.product[k]) && !(c0 && c1))
+            invalid(who + "a compartment is a product only of budding or fusion");
+      }
       if (d.reactants == 2) {
         if (!(rule.radius > 0)) invalid(who + "two reactants need a reaction radius > 0");
-        if (c0) invalid(who + "write the species first (\"S + K -> S' on K\")");
-        if (c1) {  // binding
+        if (c0 && c1) {  // fusion: "V + Y -> Y"
+          d.fusion = true;
+          if (d.products != 1 || d.product[0] != d.reactant[1] || d.product_where[0] != any ||
+              d.reactant_where[0] != any || d.reactant_where[1] != any)
+            invalid(who + "two compartments react only by fusion, \"V + Y -> Y\" (Y stays, no sites)");
+          reach_extra = std::max(reach_extra, rule.radius);
+        } else if (c0) {
+          invalid(who + "write the species first (\"S + K -> S' on K\")");
+        } else if (c1) {  // binding
           d.binding = true;
           if (d.products != 1 || d.product_where[0] != uint8_t(Site::Where::on) ||
               d.product_compartment[0] != d.reactant[1])
@@ -518,9 +556,11 @@ struct Simulation::Impl {
         }
         pair_rules = true;
       }
+      fusion_rules = fusion_rules || d.fusion;
+      bud_rules = bud_rules || d.bud;
       // Does an event of this rule change what the lists or Accept's compaction were
       // built from (new bodies, locations, a larger radius)? Then the lists are rebuilt.
-      bool restructures = d.binding || (d.products == 2 && d.reactants == 1);
+      bool restructures = d.binding || d.fusion || (d.products == 2 && d.reactants == 1);
       for (int k = 0; k < d.products; ++k) {
         if (d.product_where[k] != uint8_t(Site::Where::any)) restructures = true;
         const int from = std::min(k, d.reactants - 1);
@@ -566,6 +606,8 @@ struct Simulation::Impl {
     r.radius = raw(radius);
     r.thickness = raw(thickness);
     r.diffusion = raw(diffusion);
+    r.compartment = raw(compartment);
+    r.fuse_into = raw(fuse_into);
     r.birth = raw(birth);
     r.birth_rank = raw(birth_rank);
     r.free_slots = raw(free_slots);
@@ -594,6 +636,8 @@ struct Simulation::Impl {
       if (pair_a.empty())
         for (auto* b : {&pair_a, &pair_b}) b->resize(1024);
       if (pair_rule.empty()) pair_rule.resize(1024);
+      if (fusion_rules)
+        for (auto* b : {&fuse_into, &ev_v, &ev_y}) b->assign(n, -1);
     }
     detail::ReactionView r = reaction_view(view());
     for_each_slot(used, detail::UniCandidates{r});
@@ -637,9 +681,110 @@ struct Simulation::Impl {
       for_each_slot(used, detail::ExecuteUni{r});
     }
     if (pairs > 0) for_each_index(pairs, detail::ExecutePairs{r});
+    if (fusion_rules && pairs > 0) fusions(r);
+    if (bud_rules) buds(reaction_view(view()));  // positions after the fusions
     if (births > 0 || restructuring_events() != events_seen) lists_stale = true;
     events_seen = restructuring_events();
   }
+
+  struct FusesInto {
+    const int32_t* into;
+    NESTSIM_HD bool operator()(uint32_t s) const { return into[s] >= 0; }
+  };
+  struct Buds {
+    const int32_t* uni_rule;
+    const detail::DeviceRule* rules;
+    NESTSIM_HD bool operator()(uint32_t s) const { return uni_rule[s] >= 0 && rules[uni_rule[s]].bud; }
+  };
+
+  // The candidates of one phase of compartment events, in slot order.
+  template <class Pred>
+  detail::EventList event_list(Pred pred) {
+    const auto first = thrust::counting_iterator<uint32_t>(0);
+    const std::size_t count = std::size_t(thrust::count_if(thrust::device, first, first + used, pred));
+    detail::EventList e;
+    if (count == 0) return e;
+    if (ev_slot.size() < count) {
+      const std::size_t room = std::max<std::size_t>(2 * count, 64);
+      for (auto* b : {&ev_slot, &ev_fits, &ev_rank}) b->resize(room);
+      for (auto* b : {&ev_target, &ev_rule}) b->resize(room);
+      for (auto* b : {&ev_centre[0], &ev_centre[1], &ev_centre[2], &ev_mid, &ev_aux}) b->resize(room);
+      ev_blocked.resize(room);
+    }
+    thrust::copy_if(thrust::device, first, first + used, ev_slot.begin(), pred);
+    e.count = uint32_t(count);
+    e.slot = raw(ev_slot);
+    e.target = raw(ev_target);
+    e.rule = raw(ev_rule);
+    for (int k = 0; k < 3; ++k) e.centre[k] = raw(ev_centre[k]);
+    e.mid = raw(ev_mid);
+    e.aux = raw(ev_aux);
+    e.blocked = raw(ev_blocked);
+    e.ev_v = raw(ev_v);
+    e.ev_y = raw(ev_y);
+    return e;
+  }
+
+  // This step's fusions (reactions.cuh): checked against every body, then executed.
+  void fusions(const detail::ReactionView& r) {
+    detail::EventList e = event_list(FusesInto{raw(fuse_into)});
+    if (e.count == 0) return;
+    for_each_slot(e.count, RuleOfFusion{r, e});
+    for_each_slot(e.count, detail::FusionSetup{r, e});
+    for_each_slot(used, detail::FusionCheck{r, e});
+    for_each_slot(used, detail::FusionMove{r, e});
+    for (int k = 0; k < 3; ++k) x[k].swap(x_next[k]);
+    const detail::ReactionView moved = reaction_view(view());
+    for_each_slot(used, detail::FusionApplyLumen{moved, e});
+    for_each_slot(used, detail::FusionApplyMembrane{moved, e});
+    for_each_slot(e.count, detail::FusionDone{moved, e});
+  }
+
+  // The rule of each fusion: the winning pair candidate that marked it.
+  struct RuleOfFusion {
+    detail::ReactionView r;
+    detail::EventList e;
+    NESTSIM_HD void operator()(uint32_t c) const {
+      const uint32_t a = e.slot[c];
+      const int32_t b = r.fuse_into[a];
+      for (int k = 0; k < r.rule_count; ++k)
+        if (r.rules[k].fusion && r.claim[a] == detail::pair_priority(r, a, uint32_t(b), k, uint32_t(b))) {
+          e.rule[c] = k;
+          return;
+        }
+      e.rule[c] = 0;
+    }
+  };
+
+  // This step's buds (reactions.cuh): checked against every body and each other, then
+  // the new compartments born in free slots.
+  void buds(detail::ReactionView r) {
+    detail::EventList e = event_list(Buds{raw(uni_rule), raw(rules)});
+    if (e.count == 0) return;
+    for_each_slot(e.count, detail::BudSetup{r, e});
+    for_each_slot(used, detail::BudCheck{r, e});
+    for_each_slot(e.count, detail::BudPairs{r, e, raw(ev_fits)});
+    thrust::exclusive_scan(thrust::device, ev_fits.begin(), ev_fits.begin() + e.count,
+                           ev_rank.begin(), 0u);
+    const uint32_t born = ev_rank[e.count - 1] + ev_fits[e.count - 1];
+    if (born == 0) return;
+    const std::size_t n = std::size_t(capacity);
+    const auto end = thrust::copy_if(thrust::device, thrust::counting_iterator<uint32_t>(0),
+                                     thrust::counting_iterator<uint32_t>(uint32_t(n)),
+                                     free_slots.begin(), IsEmpty{raw(id)});
+    const std::size_t free = std::size_t(end - free_slots.begin());
+    if (free < born)
+      throw std::runtime_error("nestsim simulation: step " + std::to_string(step) + ": " +
+                               std::to_string(born) + " buds but only " + std::to_string(free) +
+                               " free slots of " + std::to_string(n) + "; raise simulation.capacity");
+    const uint32_t last = free_slots[born - 1];
+    r.free_slots = raw(free_slots);
+    r.next_id = next_id;
+    for_each_slot(e.count, detail::BudExecute{r, e, raw(ev_fits), raw(ev_rank)});
+    used = std::max(used, last + 1);
+    next_id += born;
+  }
+
   std::vector<bool> rule_restructures;
   unsigned long long events_seen = 0;  // of the rules that restructure
 

@@ -62,6 +62,12 @@ struct Reaction {
 
 enum class Boundary { periodic, reflective };
 
+// The broad phase that finds the neighbour lists: hollow spheres (HSX, the default) or
+// solid spheres (SSX, the baseline every other tool uses). Forces and events filter
+// pairs by exact geometry, so the trajectory is the same; only the lists (and their
+// cost) differ. Simulation::broadphase_pairs() reports the list size.
+enum class Collision { hollow, solid };
+
 struct Setup {
   int dim = 3;
   std::array<double, 3> box{0, 0, 0};  // the box [0, box)
@@ -73,6 +79,8 @@ struct Setup {
   uint64_t seed = 0;
   uint64_t output_every = 0;  // steps between trajectory frames
   std::string output_file;
+
+  Collision collision = Collision::hollow;
 
   double repulsion = 0;  // harmonic excluded-volume force constant (energy / length^2)
   double kT = 1;         // thermal energy in the same energy unit (mobility = D / kT)
@@ -98,6 +106,9 @@ struct Frame {
   std::vector<int64_t> parent, membrane;
   uint64_t next_id = 0;  // ids are never reused: the next new body gets this one
   std::vector<uint64_t> reaction_events;  // per rule of Setup::reactions, since step 0
+  // Pairs in the neighbour lists (HSX or SSX, Setup::collision; with the lists' skin)
+  // when the frame was taken; -1 unknown (a frame not taken from a Simulation).
+  int64_t broadphase_pairs = -1;
 };
 
 }  // namespace nestsim::sim
