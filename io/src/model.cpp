@@ -623,7 +623,7 @@ Model parse_model(const std::string& text, const std::string& name) {
   if (!root.IsMap()) r.fail(root, "", "expected a map of sections, got " + describe(root));
   r.expect_map(root, "",
                {"nestsim", "units", "box", "simulation", "medium", "compartments",
-                "species", "interactions", "place", "reactions"});
+                "species", "interactions", "place", "reactions", "collision"});
   if (!root["nestsim"]) r.fail(root, "nestsim", "missing (expected `nestsim: 1`)");
   if (r.integer(root["nestsim"], "nestsim", 1) != 1)
     r.fail(root["nestsim"], "nestsim", "expected schema version 1, got '" +
@@ -640,6 +640,8 @@ Model parse_model(const std::string& text, const std::string& name) {
     if (i["repulsion"])
       m.repulsion = r.number_at_least(i["repulsion"], "interactions.repulsion", 0, false);
   }
+  if (root["collision"])
+    m.solid = r.choice(root["collision"], "collision", {"hollow", "solid"}) == "solid";
   if (!root["place"]) r.fail(root, "place", "missing (expected a list of placements)");
   read_place(r, root["place"], m);
   if (root["reactions"]) read_reactions(r, root["reactions"], m);

@@ -363,7 +363,7 @@ struct Simulation::Impl {
     if (!finder || wanted_skin > skin) {
       skin = std::max(skin, wanted_skin);
       BroadphaseOptions o;
-      o.overlap = Overlap::hollow;
+      o.overlap = setup.collision == Collision::solid ? Overlap::solid : Overlap::hollow;
       o.method = Method::hsx;
       o.domain.dim = setup.dim;
       o.domain.periodic = setup.boundary == Boundary::periodic;
@@ -905,6 +905,7 @@ Frame Simulation::frame() const {
   f.step = m.step;
   f.time = time();
   f.next_id = m.next_id;
+  f.broadphase_pairs = int64_t(m.entries / 2);
   f.reaction_events.resize(m.events.size());
   thrust::copy(m.events.begin(), m.events.end(), f.reaction_events.begin());
   thrust::host_vector<double> x[3];

@@ -100,6 +100,7 @@ struct Model {
   Units units;
   std::array<double, 3> box{0, 0, 0};  // length
   bool periodic = true;                // box.boundary: periodic | reflective
+  bool solid = false;                  // collision: hollow (HSX, default) | solid (SSX)
 
   double dt = 0.1;              // time
   uint64_t steps = 1000;        // total steps of the run
