@@ -3,7 +3,8 @@
 
 Usage: check_h5md.py WRITER MODEL.yaml
 WRITER is tests/write_sample_h5md: it writes 3 frames in which every body moves
-+1.5 along x. Exit 77 (CTest: skipped) only when h5py or MDAnalysis is missing.
++1.5 along x. A second sample, of a model with reaction rules, has per-rule series under
+/observables/reactions. Exit 77 (CTest: skipped) only when h5py or MDAnalysis is missing.
 """
 import math
 import os
@@ -80,7 +81,52 @@ with h5py.File(path, "r") as f:
     model_text = f["parameters/model"][()]
     model_text = model_text.decode() if isinstance(model_text, bytes) else model_text
     assert model_text == open(model).read()
+    # List sizes: unknown (-1) in frames that do not come from a simulation.
+    assert f["observables/broadphase_pairs/value"][()].tolist() == [-1, -1, -1]
+    assert f["observables/broadphase_pairs/step"][()].tolist() == [0, 100, 200]
+    collision = f["parameters/collision"][()]
+    collision = collision.decode() if isinstance(collision, bytes) else collision
+    assert collision in ("hollow", "solid"), collision
 print(f"h5py: {n} bodies in {n_slots} slots, 3 frames, nesting holds")
+
+
+def text(x):
+    return x.decode() if isinstance(x, bytes) else x
+
+
+# A model with reaction rules: one series per rule under /observables/reactions, events
+# per output interval (none here: the sample frames are the initial state moved).
+reaction_model = os.path.join(tmp, "reactions.yaml")
+with open(reaction_model, "w") as out:
+    out.write("""nestsim: 1
+units: {length: nm, time: us}
+box: {size: [200, 200, 200], boundary: periodic}
+simulation: {dt: 0.01, steps: 300, seed: 4, capacity: 64, output: {every: 50, file: r.h5}}
+compartments:
+  ves: {radius: 20, thickness: 4, diffusion: 1}
+species:
+  a: {radius: 2, diffusion: 10}
+  b: {radius: 2, diffusion: 10}
+place:
+  - {compartment: ves, at: [100, 100, 100]}
+  - {species: a, count: 40, outside: ves}
+reactions:
+  - {name: convert, rule: "a -> b", rate: 0.5}
+  - {name: back, rule: "b -> a", rate: 0.1}
+""")
+reaction_path = os.path.join(tmp, "reactions.h5")
+subprocess.run([writer, reaction_model, reaction_path, "3"], check=True)
+with h5py.File(reaction_path, "r") as f:
+    rules = [text(x) for x in f["parameters/reaction_names"][()]]
+    assert rules == ["convert", "back"], rules
+    steps = f["particles/bodies/position/step"][()].tolist()
+    assert steps == [0, 50, 100], steps
+    for group in ["observables/reactions"] + ["observables/reactions/" + r for r in rules]:
+        assert f[group + "/value"].dtype == np.int64
+        assert f[group + "/value"][()].tolist() == [0, 0, 0], group
+        assert f[group + "/step"][()].tolist() == steps, group
+    reaction_slots = f["particles/bodies/position/value"].shape[1]
+print(f"h5py: reaction series {rules} with step and time")
 
 import warnings
 warnings.simplefilter("ignore")  # MDAnalysis' own deprecation warnings
@@ -112,3 +158,12 @@ u2 = mda.Universe.empty(n_slots)
 u2.load_new(path, format="H5MD", convert_units=False)
 assert np.allclose(u2.trajectory[1].positions, pos[1].astype(np.float32))
 print(f"MDAnalysis {mda.__version__}: {len(u.atoms)} atoms, 3 frames, positions match h5py")
+
+# MDAnalysis before 2.8 reads `value` of every group under /observables: the reactions
+# group must have one (all rules' events) besides the per-rule subgroups.
+u3 = mda.Universe.empty(reaction_slots)
+u3.load_new(reaction_path, format="H5MD", convert_units=False)
+assert len(u3.trajectory) == 3
+for ts in u3.trajectory:
+    assert ts.data["reactions"] == 0
+print(f"MDAnalysis {mda.__version__}: the trajectory with reaction series opens")

@@ -147,9 +147,10 @@ std::vector<sim::Frame> make_frames(const sim::Setup& s) {
   return frames;
 }
 
-std::string write_trajectory(const std::string& name, const std::vector<sim::Frame>& frames) {
+std::string write_trajectory(const std::string& name, const std::vector<sim::Frame>& frames,
+                             const sim::Setup& setup = make_setup()) {
   const std::string path = temp_dir() + "/" + name;
-  io::H5mdWriter w(path, make_setup(), "0.1.0-test");
+  io::H5mdWriter w(path, setup, "0.1.0-test");
   for (const auto& f : frames) w.write(f);
   w.close();
   return path;
@@ -313,6 +314,81 @@ TEST_CASE("event counters under /observables appear without code changes") {
   CHECK(rows[7].at("value") == "4");
 }
 
+TEST_CASE("reaction counts per interval: totals are sums, reactions.csv; list sizes") {
+  sim::Setup s = make_setup();
+  for (const char* name : {"bind", "unbind"}) {
+    sim::Reaction rule;
+    rule.name = name;
+    s.reactions.push_back(rule);
+  }
+  s.collision = sim::Collision::solid;
+  std::vector<sim::Frame> frames = make_frames(s);
+  REQUIRE(frames.size() == 4);
+  // Cumulative counts as the engine reports them; the file keeps the increments
+  // {0,0}, {2,1}, {3,0}, {4,3}.
+  const std::vector<std::vector<uint64_t>> cumulative = {{0, 0}, {2, 1}, {5, 1}, {9, 4}};
+  const int64_t lists[4] = {-1, 11, 12, 13};  // frame 0: not known
+  for (std::size_t f = 0; f < 4; ++f) {
+    frames[f].reaction_events = cumulative[f];
+    frames[f].broadphase_pairs = lists[f];
+  }
+  const std::string path = write_trajectory("reactions.h5", frames, s);
+  const std::string dir = temp_dir() + "/reactions";
+  const Run r = run_nestsim("analyze " + path + " --csv " + dir);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  INFO(r.out);
+  CHECK(r.out.find("no reaction rules") == std::string::npos);
+  CHECK(r.out.find("reactions/bind: 9\n") != std::string::npos);
+  CHECK(r.out.find("reactions/unbind: 4\n") != std::string::npos);
+  CHECK(r.out.find("  reactions: 13\n") != std::string::npos);  // all rules
+  CHECK(r.out.find("Other observables") == std::string::npos);  // lists are not one
+  CHECK(r.out.find("solid broad phase") != std::string::npos);
+
+  const auto reactions = read_csv(dir + "/reactions.csv");
+  REQUIRE(reactions.size() == 4);
+  const char* bind[4] = {"0", "2", "3", "4"};
+  const char* unbind[4] = {"0", "1", "0", "3"};
+  for (std::size_t f = 0; f < 4; ++f) {
+    CHECK(reactions[f].at("frame") == std::to_string(f));
+    CHECK(reactions[f].at("step") == std::to_string(10 * f));
+    CHECK(reactions[f].at("time_us") == std::to_string(5 * f));
+    CHECK(reactions[f].at("bind") == bind[f]);
+    CHECK(reactions[f].at("unbind") == unbind[f]);
+  }
+  const auto contacts = read_csv(dir + "/contacts.csv");
+  REQUIRE(contacts.size() == 4);
+  for (std::size_t f = 0; f < 4; ++f) CHECK(contacts[f].at("lists") == std::to_string(lists[f]));
+
+  // The contact table: a lists column, "-" where unknown.
+  const std::size_t table = r.out.find("Contacts:");
+  REQUIRE(table != std::string::npos);
+  std::istringstream lines(r.out.substr(table));
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::vector<std::string> cells;
+    for (std::string w; words >> w;) cells.push_back(w);
+    if (!cells.empty() && cells[0].find_first_not_of("0123456789") == std::string::npos)
+      rows.push_back(cells);
+  }
+  REQUIRE(rows.size() == 4);
+  for (std::size_t f = 0; f < 4; ++f)
+    CHECK(rows[f].back() == (f == 0 ? "-" : std::to_string(lists[f])));
+}
+
+TEST_CASE("without reaction rules or list sizes: reactions.csv has no rule column") {
+  const std::string path = write_trajectory("plain.h5", make_frames(make_setup()));
+  const std::string dir = temp_dir() + "/plain";
+  const Run r = run_nestsim("analyze " + path + " --csv " + dir);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("lists") == std::string::npos);  // every frame: unknown
+  const auto reactions = read_csv(dir + "/reactions.csv");
+  REQUIRE(reactions.size() == 4);
+  CHECK(reactions[0].size() == 3);  // frame, step, time_us
+}
+
 TEST_CASE("--plot writes PNG files") {
   if (std::system("/usr/bin/python3 -c 'import matplotlib' > /dev/null 2>&1") != 0) {
     MESSAGE("skipped: /usr/bin/python3 has no matplotlib");
@@ -329,7 +405,23 @@ TEST_CASE("--plot writes PNG files") {
     REQUIRE(png.size() > 1000);
     CHECK(png.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0);
   }
-  CHECK(exists(dir + "/counts.csv"));  // the tables the plots come from
+  CHECK(exists(dir + "/counts.csv"));           // the tables the plots come from
+  CHECK_FALSE(exists(dir + "/reactions.png"));  // no reaction rules
+
+  sim::Setup s = make_setup();
+  sim::Reaction rule;
+  rule.name = "bind";
+  s.reactions.push_back(rule);
+  std::vector<sim::Frame> frames = make_frames(s);
+  for (std::size_t f = 0; f < frames.size(); ++f) frames[f].reaction_events = {3 * f};
+  const std::string with_rules = write_trajectory("plot_rules.h5", frames, s);
+  const std::string rules_dir = temp_dir() + "/plots_rules";
+  const Run rr = run_nestsim("analyze " + with_rules + " --plot " + rules_dir);
+  INFO(rr.err);
+  REQUIRE(rr.code == 0);
+  const std::string png = slurp(rules_dir + "/reactions.png");
+  REQUIRE(png.size() > 1000);
+  CHECK(png.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0);
 }
 
 TEST_CASE("files that are not trajectories") {

@@ -1,5 +1,6 @@
 // H5MD trajectories: the layout tools rely on, a bitwise round trip, appending,
-// files of killed runs, and files that are not nestsim trajectories.
+// files of killed runs, reaction counts and list sizes, older files, and files that are
+// not nestsim trajectories.
 #include <doctest/doctest.h>
 #include <hdf5.h>
 #include <sys/wait.h>
@@ -391,5 +392,254 @@ TEST_CASE("output files are not overwritten unless forced") {
   CHECK_THROWS_WITH_AS(io::check_output_path(path, false), doctest::Contains("--force"),
                        std::runtime_error);
   CHECK_NOTHROW(io::check_output_path(path, true));
+  std::remove(path.c_str());
+}
+
+// --- reaction counts, list sizes and the collision parameter ------------------------
+
+namespace {
+
+sim::Setup setup_with_rules() {
+  sim::Setup s = test_setup();
+  for (const char* name : {"binding", "decay"}) {
+    sim::Reaction r;
+    r.name = name;
+    s.reactions.push_back(r);
+  }
+  return s;
+}
+
+sim::Frame frame_with_events(const sim::Setup& s, uint64_t k, std::vector<uint64_t> events,
+                             int64_t lists) {
+  sim::Frame f = frame_at(s, k);
+  f.reaction_events = std::move(events);
+  f.broadphase_pairs = lists;
+  return f;
+}
+
+std::string string_dataset(hid_t file, const char* path) {
+  const hid_t d = H5Dopen2(file, path, H5P_DEFAULT);
+  REQUIRE(d >= 0);
+  const hid_t type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type, H5T_VARIABLE);
+  H5Tset_cset(type, H5T_CSET_UTF8);
+  char* text = nullptr;
+  REQUIRE(H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, &text) >= 0);
+  std::string value = text;
+  H5free_memory(text);
+  H5Tclose(type);
+  H5Dclose(d);
+  return value;
+}
+
+std::vector<std::string> string_array(hid_t file, const char* path) {
+  const hid_t d = H5Dopen2(file, path, H5P_DEFAULT);
+  REQUIRE(d >= 0);
+  const hid_t space = H5Dget_space(d);
+  std::vector<char*> text(std::size_t(H5Sget_simple_extent_npoints(space)), nullptr);
+  const hid_t type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type, H5T_VARIABLE);
+  H5Tset_cset(type, H5T_CSET_UTF8);
+  REQUIRE(H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()) >= 0);
+  std::vector<std::string> out;
+  for (char* t : text) {
+    out.emplace_back(t);
+    H5free_memory(t);
+  }
+  H5Tclose(type);
+  H5Sclose(space);
+  H5Dclose(d);
+  return out;
+}
+
+bool has_link(hid_t file, const char* path) { return H5Lexists(file, path, H5P_DEFAULT) > 0; }
+
+using Counts = std::vector<int64_t>;
+using Cumulative = std::vector<uint64_t>;
+
+}  // namespace
+
+TEST_CASE("reaction counts are stored per output interval and read back cumulative") {
+  const sim::Setup s = setup_with_rules();
+  const std::string path = temp_path("reactions.h5");
+  {
+    io::H5mdWriter w(path, s, "test");
+    w.write(frame_with_events(s, 0, {0, 0}, 120));
+    w.write(frame_with_events(s, 1, {3, 1}, 135));
+    w.write(frame_with_events(s, 2, {5, 1}, -1));
+    // Counts that go down, or are for another set of rules, are refused before
+    // anything is written.
+    CHECK_THROWS_AS(w.write(frame_with_events(s, 3, {4, 1}, 0)), std::invalid_argument);
+    CHECK_THROWS_AS(w.write(frame_with_events(s, 3, {6}, 0)), std::invalid_argument);
+    CHECK_THROWS_AS(w.write(frame_at(s, 3)), std::invalid_argument);  // no counts at all
+    CHECK(w.frames() == 3);
+  }
+  {
+    const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    REQUIRE(f >= 0);
+    CHECK(read_all<int64_t>(f, "/observables/reactions/binding/value", H5T_NATIVE_INT64) ==
+          Counts{0, 3, 2});
+    CHECK(read_all<int64_t>(f, "/observables/reactions/decay/value", H5T_NATIVE_INT64) ==
+          Counts{0, 1, 0});
+    CHECK(read_all<int64_t>(f, "/observables/reactions/value", H5T_NATIVE_INT64) ==
+          Counts{0, 4, 2});  // all rules
+    CHECK(read_all<int64_t>(f, "/observables/reactions/decay/step", H5T_NATIVE_INT64) ==
+          Counts{0, 10, 20});
+    CHECK(read_all<double>(f, "/observables/reactions/binding/time", H5T_NATIVE_DOUBLE) ==
+          std::vector<double>{0, 5000, 10000});  // ns, the shared time dataset
+    CHECK(read_all<int64_t>(f, "/observables/broadphase_pairs/value", H5T_NATIVE_INT64) ==
+          Counts{120, 135, -1});
+    CHECK(read_all<int64_t>(f, "/observables/broadphase_pairs/step", H5T_NATIVE_INT64) ==
+          Counts{0, 10, 20});
+    CHECK(string_array(f, "/parameters/reaction_names") ==
+          std::vector<std::string>{"binding", "decay"});
+    CHECK(string_dataset(f, "/parameters/collision") == "hollow");
+    H5Fclose(f);
+  }
+  CHECK(io::read_frame(path, 0).reaction_events == Cumulative{0, 0});
+  CHECK(io::read_frame(path, 1).reaction_events == Cumulative{3, 1});
+  CHECK(io::read_frame(path, 1).broadphase_pairs == 135);
+  io::Checkpoint c = io::read_last_frame(path);
+  CHECK(c.frame.reaction_events == Cumulative{5, 1});
+  CHECK(c.frame.broadphase_pairs == -1);
+  CHECK(c.reaction_names == std::vector<std::string>{"binding", "decay"});
+  CHECK(c.collision == "hollow");
+
+  // A run killed while writing frame 3: its binding count got a row (a large one) and
+  // nothing else did. Appending drops it and continues from the sums of frames 0..2.
+  {
+    const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    REQUIRE(f >= 0);
+    const hid_t d = H5Dopen2(f, "/observables/reactions/binding/value", H5P_DEFAULT);
+    const hsize_t extent = 4, row = 3, one = 1;
+    REQUIRE(H5Dset_extent(d, &extent) >= 0);
+    const hid_t file_space = H5Dget_space(d);
+    H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &row, nullptr, &one, nullptr);
+    const hid_t memory_space = H5Screate_simple(1, &one, nullptr);
+    const int64_t junk = 1000;
+    REQUIRE(H5Dwrite(d, H5T_NATIVE_INT64, memory_space, file_space, H5P_DEFAULT, &junk) >= 0);
+    H5Sclose(memory_space);
+    H5Sclose(file_space);
+    H5Dclose(d);
+    H5Fclose(f);
+  }
+  CHECK(io::read_last_frame(path).frames == 3);
+  {
+    io::H5mdWriter w = io::H5mdWriter::append(path);
+    CHECK(w.frames() == 3);
+    CHECK_THROWS_AS(w.write(frame_with_events(s, 3, {4, 1}, 0)), std::invalid_argument);
+    w.write(frame_with_events(s, 3, {9, 4}, 140));
+    w.write(frame_with_events(s, 4, {9, 6}, 150));
+  }
+  {
+    const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    REQUIRE(f >= 0);
+    CHECK(read_all<int64_t>(f, "/observables/reactions/binding/value", H5T_NATIVE_INT64) ==
+          Counts{0, 3, 2, 4, 0});
+    CHECK(read_all<int64_t>(f, "/observables/reactions/decay/value", H5T_NATIVE_INT64) ==
+          Counts{0, 1, 0, 3, 2});
+    CHECK(read_all<int64_t>(f, "/observables/reactions/value", H5T_NATIVE_INT64) ==
+          Counts{0, 4, 2, 7, 2});
+    CHECK(read_all<int64_t>(f, "/observables/broadphase_pairs/value", H5T_NATIVE_INT64) ==
+          Counts{120, 135, -1, 140, 150});
+    H5Fclose(f);
+  }
+  c = io::read_last_frame(path);
+  CHECK(c.frames == 5);
+  CHECK(c.frame.reaction_events == Cumulative{9, 6});
+  CHECK(io::read_frame(path, 3).reaction_events == Cumulative{9, 4});
+  CHECK(same_bits(frame_at(s, 4), c.frame));
+  std::remove(path.c_str());
+}
+
+TEST_CASE("a first frame that already counts events stores its counts") {
+  sim::Setup s = setup_with_rules();
+  s.collision = sim::Collision::solid;
+  const std::string path = temp_path("continued.h5");
+  {
+    io::H5mdWriter w(path, s, "test");
+    w.write(frame_with_events(s, 1, {7, 2}, 5));
+    w.write(frame_with_events(s, 2, {8, 2}, 6));
+  }
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  CHECK(read_all<int64_t>(f, "/observables/reactions/binding/value", H5T_NATIVE_INT64) ==
+        Counts{7, 1});
+  CHECK(read_all<int64_t>(f, "/observables/reactions/decay/value", H5T_NATIVE_INT64) ==
+        Counts{2, 0});
+  CHECK(string_dataset(f, "/parameters/collision") == "solid");
+  H5Fclose(f);
+  CHECK(io::read_frame(path, 0).reaction_events == Cumulative{7, 2});
+  CHECK(io::read_last_frame(path).frame.reaction_events == Cumulative{8, 2});
+  CHECK(io::read_last_frame(path).collision == "solid");
+  // The initial state counts no events yet, one zero per rule.
+  CHECK(io::frame_from_setup(s).reaction_events == Cumulative{0, 0});
+  std::remove(path.c_str());
+}
+
+TEST_CASE("a model without reaction rules has no reaction series") {
+  const sim::Setup s = test_setup();
+  REQUIRE(s.reactions.empty());
+  const std::string path = temp_path("no_rules.h5");
+  {
+    io::H5mdWriter w(path, s, "test");
+    w.write(frame_at(s, 0));
+    CHECK_THROWS_AS(w.write(frame_with_events(s, 1, {1}, -1)), std::invalid_argument);
+    w.write(frame_at(s, 1));
+  }
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  CHECK_FALSE(has_link(f, "/observables/reactions"));
+  CHECK_FALSE(has_link(f, "/parameters/reaction_names"));
+  CHECK(read_all<int64_t>(f, "/observables/broadphase_pairs/value", H5T_NATIVE_INT64) ==
+        Counts{-1, -1});
+  H5Fclose(f);
+  const io::Checkpoint c = io::read_last_frame(path);
+  CHECK(c.frames == 2);
+  CHECK(c.frame.reaction_events.empty());
+  CHECK(c.reaction_names.empty());
+  {
+    io::H5mdWriter w = io::H5mdWriter::append(path);
+    w.write(frame_at(s, 2));
+  }
+  CHECK(io::read_last_frame(path).frames == 3);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("files written before list sizes, collision and reaction counts were stored") {
+  const sim::Setup s = test_setup();
+  const std::string path = temp_path("older.h5");
+  write_run(path, s, 2);
+  {  // remove what the older writer did not write
+    const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    REQUIRE(f >= 0);
+    REQUIRE(H5Ldelete(f, "/observables/broadphase_pairs", H5P_DEFAULT) >= 0);
+    REQUIRE(H5Ldelete(f, "/parameters/collision", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+  }
+  io::Checkpoint c = io::read_last_frame(path);
+  CHECK(c.frames == 2);
+  CHECK(c.collision.empty());
+  CHECK(c.frame.broadphase_pairs == -1);
+  CHECK(c.frame.reaction_events.empty());
+  CHECK(same_bits(frame_at(s, 1), c.frame));
+  {
+    io::H5mdWriter w = io::H5mdWriter::append(path);
+    sim::Frame next = frame_at(s, 2);
+    next.broadphase_pairs = 77;
+    w.write(next);
+  }
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  // Added on append: unknown (-1) for the frames written before.
+  CHECK(read_all<int64_t>(f, "/observables/broadphase_pairs/value", H5T_NATIVE_INT64) ==
+        Counts{-1, -1, 77});
+  CHECK(read_all<int64_t>(f, "/observables/broadphase_pairs/step", H5T_NATIVE_INT64) ==
+        Counts{0, 10, 20});
+  H5Fclose(f);
+  c = io::read_last_frame(path);
+  CHECK(c.frames == 3);
+  CHECK(c.frame.broadphase_pairs == 77);
+  CHECK(same_bits(frame_at(s, 2), c.frame));
   std::remove(path.c_str());
 }

@@ -1,6 +1,7 @@
 // `nestsim run` end to end: the default model, reproducibility, resume, overwriting,
-// bad models and Ctrl-C.
+// bad models, Ctrl-C, --collision, and reaction counts.
 #include <doctest/doctest.h>
+#include <hdf5.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli_helpers.h"
 #include "nestsim/io/h5md.h"
@@ -40,6 +42,39 @@ bool same_frames(const std::string& a, const std::string& b) {
         if (std::memcmp(&fa.position[s][k], &fb.position[s][k], sizeof(double)) != 0) return false;
   }
   return true;
+}
+
+// A string dataset of a trajectory, read with HDF5 itself.
+std::string stored_string(const std::string& file, const char* name) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  const hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+  REQUIRE(d >= 0);
+  const hid_t type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type, H5T_VARIABLE);
+  H5Tset_cset(type, H5T_CSET_UTF8);
+  char* text = nullptr;
+  REQUIRE(H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, &text) >= 0);
+  std::string value = text;
+  H5free_memory(text);
+  H5Tclose(type);
+  H5Dclose(d);
+  H5Fclose(f);
+  return value;
+}
+
+std::vector<int64_t> stored_counts(const std::string& file, const std::string& name) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  const hid_t d = H5Dopen2(f, name.c_str(), H5P_DEFAULT);
+  REQUIRE(d >= 0);
+  const hid_t space = H5Dget_space(d);
+  std::vector<int64_t> values(std::size_t(H5Sget_simple_extent_npoints(space)));
+  REQUIRE(H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) >= 0);
+  H5Sclose(space);
+  H5Dclose(d);
+  H5Fclose(f);
+  return values;
 }
 
 }  // namespace
@@ -137,4 +172,92 @@ TEST_CASE("Ctrl-C finishes the frame, and the run resumes to the same trajectory
   REQUIRE(nestsim_run("--resume stopped.h5 --steps " + std::to_string(target)).code == 0);
   REQUIRE(nestsim_run("-o straight.h5 --steps " + std::to_string(target)).code == 0);
   CHECK(same_frames(path("stopped.h5"), path("straight.h5")));
+}
+
+TEST_CASE("--collision picks the broad phase, is stored, and is kept by --resume") {
+  Run r = nestsim_run("-o bogus.h5 --steps 10 --collision bogus");
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.err.find("--collision needs hollow or solid, not 'bogus'") != std::string::npos,
+                r.err);
+  CHECK_FALSE(exists(path("bogus.h5")));
+  CHECK(nestsim_run("-o none.h5 --steps 10 --collision").code == 2);  // no value
+
+  r = nestsim_run("-o solid.h5 --steps 100 --seed 5 --collision solid");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(stored_string(path("solid.h5"), "/parameters/collision") == "solid");
+  REQUIRE(nestsim_run("-o hollow.h5 --steps 10 --collision hollow").code == 0);
+  CHECK(stored_string(path("hollow.h5"), "/parameters/collision") == "hollow");
+
+  // --resume continues with the file's broad phase; another one is a usage error.
+  const std::string before = slurp(path("solid.h5"));
+  r = nestsim_run("--resume solid.h5 --steps 250 --collision hollow");
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.err.find("written with --collision solid") != std::string::npos, r.err);
+  CHECK(slurp(path("solid.h5")) == before);
+  r = nestsim_run("--resume solid.h5 --steps 250 --collision solid");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(stored_string(path("solid.h5"), "/parameters/collision") == "solid");
+  REQUIRE(nestsim_run("-o solid_straight.h5 --steps 250 --seed 5 --collision solid").code == 0);
+  CHECK(same_frames(path("solid.h5"), path("solid_straight.h5")));
+}
+
+TEST_CASE("reaction events: per output interval in the file, cumulative when read back") {
+  // Kinds: compartments first, then species: ves 0, a 1, b 2, c 3. Every a that is
+  // gone became a b (convert), every c came from a b (decay).
+  const std::string model = write_model("decay.yaml", R"(nestsim: 1
+units: {length: nm, time: us}
+box: {size: [200, 200, 200], boundary: periodic}
+simulation: {dt: 0.01, steps: 300, seed: 4, capacity: 400, output: {every: 50, file: decay.h5}}
+compartments:
+  ves: {radius: 20, thickness: 4, diffusion: 1}
+species:
+  a: {radius: 2, diffusion: 10}
+  b: {radius: 2, diffusion: 10}
+  c: {radius: 2, diffusion: 10}
+interactions: {repulsion: 1}
+place:
+  - {compartment: ves, at: [100, 100, 100]}
+  - {species: a, count: 200, outside: ves}
+reactions:
+  - {name: convert, rule: "a -> b", rate: 0.5}
+  - {name: decay, rule: "b -> c", rate: 0.3}
+)");
+  Run r = nestsim_run(model + " -o decay.h5");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const std::string file = path("decay.h5");
+  const auto convert = stored_counts(file, "/observables/reactions/convert/value");
+  const auto decay = stored_counts(file, "/observables/reactions/decay/value");
+  const uint64_t frames = nestsim::io::read_last_frame(file).frames;
+  REQUIRE(frames == 7);  // steps 0, 50, ..., 300
+  REQUIRE(convert.size() == frames);
+  REQUIRE(decay.size() == frames);
+  int64_t converted_before = 0, decayed_before = 0;
+  for (uint64_t f = 0; f < frames; ++f) {
+    const auto frame = nestsim::io::read_frame(file, f);
+    int64_t a = 0, c = 0;
+    for (std::size_t s = 0; s < frame.id.size(); ++s) {
+      a += frame.id[s] >= 0 && frame.kind[s] == 1;
+      c += frame.id[s] >= 0 && frame.kind[s] == 3;
+    }
+    const int64_t converted = 200 - a, decayed = c;
+    INFO("frame " << f);
+    CHECK(convert[f] == converted - converted_before);
+    CHECK(decay[f] == decayed - decayed_before);
+    REQUIRE(frame.reaction_events.size() == 2);
+    CHECK(frame.reaction_events[0] == uint64_t(converted));
+    CHECK(frame.reaction_events[1] == uint64_t(decayed));
+    converted_before = converted;
+    decayed_before = decayed;
+  }
+  CHECK(convert[0] == 0);
+  CHECK(converted_before > 50);  // the rules did fire
+  CHECK(decayed_before > 10);
+
+  // Resumed halfway: the same counts, continued from the sums of the kept frames.
+  REQUIRE(nestsim_run(model + " -o decay_half.h5 --steps 150").code == 0);
+  r = nestsim_run("--resume decay_half.h5 --steps 300");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(same_frames(file, path("decay_half.h5")));
+  CHECK(stored_counts(path("decay_half.h5"), "/observables/reactions/convert/value") == convert);
+  CHECK(stored_counts(path("decay_half.h5"), "/observables/reactions/decay/value") == decay);
 }

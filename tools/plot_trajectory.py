@@ -3,13 +3,16 @@
 
 usage: plot_trajectory.py CSV_DIR [PLOT_DIR] [--title TEXT]
 
-Reads counts.csv, msd.csv and contacts.csv from CSV_DIR and writes to PLOT_DIR (default
-CSV_DIR):
+Reads counts.csv, msd.csv, contacts.csv and reactions.csv from CSV_DIR and writes to
+PLOT_DIR (default CSV_DIR):
   counts.png    bodies of each kind over time, one panel per kind, one line per
                 location ("outside", "in K": in the lumen of a K, "on K": in its membrane)
   msd.png       mean squared displacement of each kind from the first frame, with the
                 free-diffusion slope 6 D t where D can be estimated
-  contacts.png  contacts per frame: hollow spheres (HSX) against solid spheres (SSX)
+  contacts.png  contacts per frame: hollow spheres (HSX) against solid spheres (SSX),
+                and the pairs in the run's own neighbour lists where it stored them
+  reactions.png cumulative events of each reaction rule over time (only when the model
+                has reaction rules: reactions.csv holds the events per output interval)
 
 Only the standard library and matplotlib (Debian: python3-matplotlib). Copy it and
 change what you like; the CSV columns are documented by `nestsim analyze --help`.
@@ -104,6 +107,11 @@ def plot_contacts(csv_dir, out_dir, title):
             label="solid spheres (SSX): also a body inside a compartment")
     ax.plot(t, [int(r["hsx"]) for r in rows], marker=marker,
             label="hollow spheres (HSX): touching membranes and proteins")
+    # The run's neighbour lists (-1: not stored for that frame).
+    lists = [(x, int(r["lists"])) for x, r in zip(t, rows) if int(r.get("lists") or -1) >= 0]
+    if lists:
+        ax.plot([x for x, _ in lists], [n for _, n in lists], marker=marker, linestyle="--",
+                label="the run's neighbour lists (with skin)")
     ax.set_xlabel("time (%s)" % unit)
     ax.set_ylabel("contacting pairs")
     ax.set_ylim(bottom=0)
@@ -111,6 +119,34 @@ def plot_contacts(csv_dir, out_dir, title):
     ax.legend(fontsize="small")
     fig.tight_layout()
     fig.savefig(os.path.join(out_dir, "contacts.png"), dpi=120)
+    plt.close(fig)
+
+
+def plot_reactions(csv_dir, out_dir, title):
+    """Cumulative events per rule: the running sum of the per-interval counts."""
+    path = os.path.join(csv_dir, "reactions.csv")
+    if not os.path.exists(path):
+        return
+    rows, fields = read_table(path)
+    time, unit = column(fields, "time")
+    rules = [f for f in fields if f not in ("frame", "step", time)]
+    if not rules or not rows:
+        return  # the model has no reaction rules
+    t = [float(r[time]) for r in rows]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for rule in rules:
+        total, cumulative = 0, []
+        for r in rows:
+            total += int(r[rule])
+            cumulative.append(total)
+        ax.plot(t, cumulative, marker="." if len(t) < 50 else None, label=rule)
+    ax.set_xlabel("time (%s)" % unit)
+    ax.set_ylabel("events since the start")
+    ax.set_ylim(bottom=0)
+    ax.set_title("%s: reaction events per rule" % title)
+    ax.legend(fontsize="small", title="rule", loc="upper left")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "reactions.png"), dpi=120)
     plt.close(fig)
 
 
@@ -125,6 +161,7 @@ def main():
     plot_counts(args.csv_dir, out_dir, args.title)
     plot_msd(args.csv_dir, out_dir, args.title)
     plot_contacts(args.csv_dir, out_dir, args.title)
+    plot_reactions(args.csv_dir, out_dir, args.title)
 
 
 if __name__ == "__main__":

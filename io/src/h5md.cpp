@@ -3,10 +3,14 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
-#include <utility>
+#include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "hdf5_handle.h"
 #include "nestsim/io/scene_csv.h"  // InputError
@@ -21,6 +25,12 @@ namespace {
 constexpr const char* bodies = "/particles/bodies";
 constexpr const char* step_path = "/particles/bodies/position/step";
 constexpr const char* time_path = "/particles/bodies/position/time";
+constexpr const char* lists_path = "/observables/broadphase_pairs/value";
+constexpr const char* reaction_names_path = "/parameters/reaction_names";
+// All rules' events together. MDAnalysis before 2.8 reads `value` of every group under
+// /observables and refuses a file where one has none (its issue 4598).
+constexpr const char* reactions_total_path = "/observables/reactions/value";
+constexpr const char* collision_path = "/parameters/collision";
 constexpr hsize_t slots_per_chunk = 1 << 15;  // chunks of at most ~1 MiB
 
 // One appendable time series: a `value` dataset [frame][inner...].
@@ -79,6 +89,100 @@ std::pair<std::string, double> h5md_time_unit(const std::string& model_unit) {
 }
 
 std::string parent_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
+
+std::string reaction_path(const std::string& rule) {
+  return "/observables/reactions/" + rule + "/value";
+}
+
+const char* collision_name(sim::Collision c) {
+  return c == sim::Collision::solid ? "solid" : "hollow";
+}
+
+// Creates the empty time series `path` ([0][inner...]): chunked, compressed, growing along
+// the frame axis (and the slot axis, inner[0], when per_slot), in its own group with the
+// shared step and time linked in.
+Handle create_series(hid_t f, const std::string& path, hid_t file_type, hid_t memory_type,
+                     const std::vector<hsize_t>& inner, bool per_slot, int64_t fill) {
+  const std::string group = parent_of(path);
+  for (std::size_t end = group.find('/', 1);; end = group.find('/', end + 1)) {
+    const std::string g = group.substr(0, end);
+    if (!hdf5::exists(f, g)) hdf5::create_group(f, g);
+    if (end == std::string::npos) break;
+  }
+  std::vector<hsize_t> extent{0}, maxdims{H5S_UNLIMITED}, chunk{per_slot ? 1u : 64u};
+  for (std::size_t i = 0; i < inner.size(); ++i) {
+    extent.push_back(inner[i]);
+    const bool slot_dim = per_slot && i == 0;
+    maxdims.push_back(slot_dim ? H5S_UNLIMITED : inner[i]);
+    chunk.push_back(slot_dim ? std::min(inner[i], slots_per_chunk) : inner[i]);
+  }
+  for (auto& c : chunk) c = std::max<hsize_t>(c, 1);
+  const Handle space(H5Screate_simple(int(extent.size()), extent.data(), maxdims.data()),
+                     H5Sclose, "dataspace");
+  const Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "properties");
+  check(H5Pset_chunk(props.get(), int(chunk.size()), chunk.data()), "chunk");
+  check(H5Pset_shuffle(props.get()), "shuffle");
+  check(H5Pset_deflate(props.get(), 4), "deflate");
+  if (fill != 0) {
+    const int64_t fill64 = fill;
+    const int32_t fill32 = int32_t(fill);
+    check(H5Pset_fill_value(props.get(), memory_type,
+                            memory_type == H5T_NATIVE_INT32 ? static_cast<const void*>(&fill32)
+                                                            : &fill64),
+          "fill value");
+  }
+  Handle d(H5Dcreate2(f, path.c_str(), file_type, space.get(), H5P_DEFAULT, props.get(),
+                      H5P_DEFAULT),
+           H5Dclose, "cannot create " + path);
+  if (group != "/particles/bodies/position") {
+    check(H5Lcreate_hard(f, step_path, f, (group + "/step").c_str(), H5P_DEFAULT, H5P_DEFAULT),
+          "step link");
+    check(H5Lcreate_hard(f, time_path, f, (group + "/time").c_str(), H5P_DEFAULT, H5P_DEFAULT),
+          "time link");
+  }
+  return d;
+}
+
+// A 1-d dataset of variable-length strings.
+std::vector<std::string> read_strings(hid_t file, const std::string& path) {
+  const Handle d = hdf5::open_dataset(file, path);
+  const std::vector<hsize_t> n = hdf5::dims(d.get());
+  std::vector<char*> text(n.empty() ? 1 : std::size_t(n[0]), nullptr);
+  std::vector<std::string> out;
+  if (text.empty()) return out;
+  const Handle type = hdf5::string_type();
+  check(H5Dread(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()),
+        "cannot read " + path);
+  for (char* t : text) {
+    out.emplace_back(t ? t : "");
+    if (t) H5free_memory(t);
+  }
+  return out;
+}
+
+// The rules whose counts the file holds, in rule order (none in files written before
+// the counts were stored).
+std::vector<std::string> reaction_names(hid_t file) {
+  return hdf5::exists(file, reaction_names_path) ? read_strings(file, reaction_names_path)
+                                                 : std::vector<std::string>{};
+}
+
+// Sum of the 1-d int64 series `dataset` over frames [0, frames).
+int64_t sum_of_rows(hid_t dataset, hsize_t frames) {
+  if (frames == 0) return 0;
+  std::vector<int64_t> values(frames);
+  const hsize_t start = 0;
+  const Handle file_space(H5Dget_space(dataset), H5Sclose, "dataspace");
+  check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start, nullptr, &frames, nullptr),
+        "hyperslab");
+  const Handle memory_space(H5Screate_simple(1, &frames, nullptr), H5Sclose, "dataspace");
+  check(H5Dread(dataset, H5T_NATIVE_INT64, memory_space.get(), file_space.get(), H5P_DEFAULT,
+                values.data()),
+        "cannot read the reaction counts");
+  int64_t sum = 0;
+  for (int64_t v : values) sum += v;
+  return sum;
+}
 
 // Grows a dataset's frame dimension by one and writes `data` there.
 void append_row(hid_t dataset, hid_t memory_type, hsize_t frame,
@@ -155,7 +259,11 @@ struct H5mdWriter::Impl {
   std::string path;
   Handle file;
   Handle step, time;
-  std::vector<Series> series;
+  std::vector<Series> series;     // series_specs(), in its order
+  Series lists;                   // /observables/broadphase_pairs
+  std::vector<Series> reactions;  // per rule: events in the interval ending at a frame
+  Series reactions_total;         // their sum, when there are rules
+  std::vector<uint64_t> events;   // per rule: cumulative events at the last frame
   hsize_t frames = 0;
   hsize_t slots = 0;
   std::size_t kinds = 0;
@@ -163,19 +271,37 @@ struct H5mdWriter::Impl {
   int64_t last_step = -1;
   double time_scale = 1;  // H5MD time = model time * time_scale
 
-  void open_series(const std::vector<SeriesSpec>& specs) {
-    step = hdf5::open_dataset(file.get(), step_path);
-    time = hdf5::open_dataset(file.get(), time_path);
-    for (const auto& s : specs) {
-      Series x;
-      x.path = s.path;
-      x.memory_type = s.memory_type;
-      x.per_slot = s.per_slot;
-      x.value = hdf5::open_dataset(file.get(), s.path);
-      const auto d = hdf5::dims(x.value.get());
-      x.inner.assign(d.begin() + 1, d.end());
-      series.push_back(std::move(x));
+  static Series open_one(hid_t f, const std::string& path, hid_t memory_type, bool per_slot) {
+    Series x;
+    x.path = path;
+    x.memory_type = memory_type;
+    x.per_slot = per_slot;
+    x.value = hdf5::open_dataset(f, path);
+    const auto d = hdf5::dims(x.value.get());
+    x.inner.assign(d.begin() + 1, d.end());
+    return x;
+  }
+
+  // Opens every series; `rules` names the reaction series. The broad-phase series is
+  // opened when the file has it.
+  void open_series(const std::vector<SeriesSpec>& specs, const std::vector<std::string>& rules) {
+    const hid_t f = file.get();
+    step = hdf5::open_dataset(f, step_path);
+    time = hdf5::open_dataset(f, time_path);
+    series.clear();
+    for (const auto& s : specs) series.push_back(open_one(f, s.path, s.memory_type, s.per_slot));
+    if (hdf5::exists(f, lists_path)) lists = open_one(f, lists_path, H5T_NATIVE_INT64, false);
+    reactions.clear();
+    if (!rules.empty()) {
+      if (!hdf5::exists(f, reactions_total_path))
+        not_nestsim(path, std::string("no ") + reactions_total_path);
+      reactions_total = open_one(f, reactions_total_path, H5T_NATIVE_INT64, false);
     }
+    for (const auto& rule : rules) {
+      if (!hdf5::exists(f, reaction_path(rule))) not_nestsim(path, "no " + reaction_path(rule));
+      reactions.push_back(open_one(f, reaction_path(rule), H5T_NATIVE_INT64, false));
+    }
+    events.assign(rules.size(), 0);
   }
 };
 
@@ -189,6 +315,14 @@ H5mdWriter::H5mdWriter(const std::string& path, const sim::Setup& setup,
   if (w.slots == 0) w.slots = 1;
   w.kinds = setup.kinds.size();
   w.box = setup.box;
+  std::vector<std::string> rules;
+  for (const auto& r : setup.reactions) {
+    if (r.name.empty() || r.name.find('/') != std::string::npos || r.name == "." ||
+        std::find(rules.begin(), rules.end(), r.name) != rules.end())
+      throw std::invalid_argument("H5mdWriter: reaction rule name '" + r.name +
+                                  "' is empty, repeated or not an HDF5 name");
+    rules.push_back(r.name);
+  }
   try {
     w.file = Handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
                     "cannot create " + path);
@@ -230,58 +364,27 @@ H5mdWriter::H5mdWriter(const std::string& path, const sim::Setup& setup,
     }
     hdf5::create_group(f, "/observables");
     const hsize_t K = w.kinds;
-    for (const auto& s : series_specs()) {
-      const std::string group = parent_of(s.path);
-      if (!hdf5::exists(f, group)) hdf5::create_group(f, group);
+    const std::vector<SeriesSpec> specs = series_specs();
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      const SeriesSpec& s = specs[i];
       std::vector<hsize_t> inner;
-      const std::string name = s.path;
       if (s.per_slot) inner.push_back(w.slots);
-      if (name == series_specs()[ts::position].path) inner.push_back(3);
+      if (i == ts::position) inner.push_back(3);
       // A D x D matrix (diagonal: a rectangular box); MDAnalysis reads only this form.
-      if (name == series_specs()[ts::edges].path) inner = {3, 3};
-      if (name == series_specs()[ts::kind_count].path) inner = {K};
-      if (name == series_specs()[ts::container_count].path ||
-          name == series_specs()[ts::membrane_count].path)
-        inner = {K, K + 1};
-      std::vector<hsize_t> extent{0}, maxdims{H5S_UNLIMITED}, chunk{s.per_slot ? 1u : 64u};
-      for (std::size_t i = 0; i < inner.size(); ++i) {
-        extent.push_back(inner[i]);
-        const bool slot_dim = s.per_slot && i == 0;
-        maxdims.push_back(slot_dim ? H5S_UNLIMITED : inner[i]);
-        chunk.push_back(slot_dim ? std::min(inner[i], slots_per_chunk) : inner[i]);
-      }
-      for (auto& c : chunk) c = std::max<hsize_t>(c, 1);
-      const Handle space(H5Screate_simple(int(extent.size()), extent.data(), maxdims.data()),
-                         H5Sclose, "dataspace");
-      const Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "properties");
-      check(H5Pset_chunk(props.get(), int(chunk.size()), chunk.data()), "chunk");
-      check(H5Pset_shuffle(props.get()), "shuffle");
-      check(H5Pset_deflate(props.get(), 4), "deflate");
-      if (s.fill != 0) {
-        const int64_t fill64 = s.fill;
-        const int32_t fill32 = int32_t(s.fill);
-        check(H5Pset_fill_value(props.get(), s.memory_type,
-                                s.memory_type == H5T_NATIVE_INT32 ? static_cast<const void*>(&fill32)
-                                                                  : &fill64),
-              "fill value");
-      }
-      const Handle d(H5Dcreate2(f, s.path, s.file_type, space.get(), H5P_DEFAULT, props.get(),
-                                H5P_DEFAULT),
-                     H5Dclose, std::string("cannot create ") + s.path);
-      if (name == series_specs()[ts::position].path || name == series_specs()[ts::edges].path ||
-          name == series_specs()[ts::radius].path || name == series_specs()[ts::thickness].path)
+      if (i == ts::edges) inner = {3, 3};
+      if (i == ts::kind_count) inner = {K};
+      if (i == ts::container_count || i == ts::membrane_count) inner = {K, K + 1};
+      const Handle d =
+          create_series(f, s.path, s.file_type, s.memory_type, inner, s.per_slot, s.fill);
+      if (i == ts::position || i == ts::edges || i == ts::radius || i == ts::thickness)
         hdf5::write_attribute(d.get(), "unit", setup.length_unit);
-      if (name == series_specs()[ts::model_time].path)
-        hdf5::write_attribute(d.get(), "unit", setup.time_unit);
-      if (group != "/particles/bodies/position") {
-        check(H5Lcreate_hard(f, step_path, f, (group + "/step").c_str(), H5P_DEFAULT,
-                             H5P_DEFAULT),
-              "step link");
-        check(H5Lcreate_hard(f, time_path, f, (group + "/time").c_str(), H5P_DEFAULT,
-                             H5P_DEFAULT),
-              "time link");
-      }
+      if (i == ts::model_time) hdf5::write_attribute(d.get(), "unit", setup.time_unit);
     }
+    create_series(f, lists_path, H5T_STD_I64LE, H5T_NATIVE_INT64, {}, false, -1);
+    if (!rules.empty())
+      create_series(f, reactions_total_path, H5T_STD_I64LE, H5T_NATIVE_INT64, {}, false, 0);
+    for (const auto& rule : rules)
+      create_series(f, reaction_path(rule), H5T_STD_I64LE, H5T_NATIVE_INT64, {}, false, 0);
     {
       const Handle p = hdf5::create_group(f, "/parameters");
       std::vector<std::string> names;
@@ -309,11 +412,12 @@ H5mdWriter::H5mdWriter(const std::string& path, const sim::Setup& setup,
       hdf5::write_array(p.get(), "box", H5T_NATIVE_DOUBLE, setup.box.data(), 3);
       hdf5::write_string(p.get(), "length_unit", setup.length_unit);
       hdf5::write_string(p.get(), "time_unit", setup.time_unit);
+      hdf5::write_string(p.get(), "collision", collision_name(setup.collision));
+      if (!rules.empty()) hdf5::write_strings(p.get(), "reaction_names", rules);
     }
-    w.series.clear();
     w.step.reset();
     w.time.reset();
-    w.open_series(series_specs());
+    w.open_series(specs, rules);
     check(H5Fflush(f, H5F_SCOPE_GLOBAL), "flush");
   } catch (...) {
     impl_.reset();
@@ -328,10 +432,15 @@ H5mdWriter H5mdWriter::append(const std::string& path) {
   Impl& w = *writer.impl_;
   w.path = path;
   w.file = open_trajectory(path, true);
-  w.open_series(series_specs());
+  const hid_t file = w.file.get();
+  w.open_series(series_specs(), reaction_names(file));
   // Complete frames: the shortest series. Longer ones hold a partly written frame.
   hsize_t frames = std::min(hdf5::dims(w.step.get())[0], hdf5::dims(w.time.get())[0]);
   for (const auto& s : w.series) frames = std::min(frames, hdf5::dims(s.value.get())[0]);
+  if (w.lists.value) frames = std::min(frames, hdf5::dims(w.lists.value.get())[0]);
+  for (const auto& s : w.reactions) frames = std::min(frames, hdf5::dims(s.value.get())[0]);
+  if (w.reactions_total.value)
+    frames = std::min(frames, hdf5::dims(w.reactions_total.value.get())[0]);
   auto shrink = [&](hid_t d) {
     std::vector<hsize_t> extent = hdf5::dims(d);
     if (extent[0] == frames) return;
@@ -341,8 +450,23 @@ H5mdWriter H5mdWriter::append(const std::string& path) {
   shrink(w.step.get());
   shrink(w.time.get());
   for (auto& s : w.series) shrink(s.value.get());
+  for (auto& s : w.reactions) shrink(s.value.get());
+  if (w.reactions_total.value) shrink(w.reactions_total.value.get());
+  if (w.lists.value) {
+    shrink(w.lists.value.get());
+  } else {  // a file written before the list sizes were stored: earlier frames unknown (-1)
+    create_series(file, lists_path, H5T_STD_I64LE, H5T_NATIVE_INT64, {}, false, -1);
+    w.lists = Impl::open_one(file, lists_path, H5T_NATIVE_INT64, false);
+    check(H5Dset_extent(w.lists.value.get(), &frames), "cannot extend a time series");
+  }
+  // The cumulative counts the next frame's interval counts are taken from.
+  for (std::size_t k = 0; k < w.reactions.size(); ++k) {
+    const int64_t sum = sum_of_rows(w.reactions[k].value.get(), frames);
+    if (sum < 0) not_nestsim(path, w.reactions[k].path + " sums to a negative count");
+    w.events[k] = uint64_t(sum);
+  }
   w.frames = frames;
-  w.time_scale = h5md_time_unit(hdf5::read_string(w.file.get(), "/parameters/time_unit")).second;
+  w.time_scale = h5md_time_unit(hdf5::read_string(file, "/parameters/time_unit")).second;
   w.slots = w.series[ts::id].inner[0];
   w.kinds = w.series[ts::kind_count].inner[0];
   if (frames > 0) {
@@ -353,11 +477,11 @@ H5mdWriter H5mdWriter::append(const std::string& path) {
     read_row(w.series[ts::edges].value.get(), H5T_NATIVE_DOUBLE, frames - 1, edges);
     w.box = {edges[0], edges[4], edges[8]};
   } else {
-    const Handle box = hdf5::open_dataset(w.file.get(), "/parameters/box");
+    const Handle box = hdf5::open_dataset(file, "/parameters/box");
     check(H5Dread(box.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, w.box.data()),
           "cannot read /parameters/box");
   }
-  check(H5Fflush(w.file.get(), H5F_SCOPE_GLOBAL), "flush");
+  check(H5Fflush(file, H5F_SCOPE_GLOBAL), "flush");
   return writer;
 }
 
@@ -384,6 +508,24 @@ void H5mdWriter::write(const sim::Frame& fr) {
   if (int64_t(fr.step) <= w.last_step)
     throw std::invalid_argument("H5mdWriter: frame step " + std::to_string(fr.step) +
                                 " does not follow step " + std::to_string(w.last_step));
+  // Reaction events in the interval that ends at this frame (all of them at a first
+  // frame that already counts some, e.g. a run continued into a new file).
+  const std::size_t R = w.reactions.size();
+  if (fr.reaction_events.size() != R)
+    throw std::invalid_argument("H5mdWriter: the frame counts the events of " +
+                                std::to_string(fr.reaction_events.size()) +
+                                " reaction rules, the trajectory has " + std::to_string(R));
+  std::vector<int64_t> interval_events(R);
+  int64_t interval_total = 0;
+  for (std::size_t k = 0; k < R; ++k) {
+    if (fr.reaction_events[k] < w.events[k])
+      throw std::invalid_argument("H5mdWriter: the events of reaction rule " +
+                                  std::to_string(k) + " decrease from " +
+                                  std::to_string(w.events[k]) + " to " +
+                                  std::to_string(fr.reaction_events[k]));
+    interval_events[k] = int64_t(fr.reaction_events[k] - w.events[k]);
+    interval_total += interval_events[k];
+  }
   if (n > w.slots) {  // more bodies than slots: grow the slot dimension
     for (auto& s : w.series) {
       if (!s.per_slot) continue;
@@ -455,10 +597,18 @@ void H5mdWriter::write(const sim::Frame& fr) {
   const double h5md_time = fr.time * w.time_scale;
   append_row(w.time.get(), H5T_NATIVE_DOUBLE, f, {}, &h5md_time);
   for (std::size_t i = 0; i < ts::count; ++i)
-    append_row(w.series[i].value.get(), w.series[i].memory_type, f, w.series[i].inner, rows[i]);
+    if (i != ts::position)
+      append_row(w.series[i].value.get(), w.series[i].memory_type, f, w.series[i].inner, rows[i]);
+  append_row(w.lists.value.get(), H5T_NATIVE_INT64, f, {}, &fr.broadphase_pairs);
+  for (std::size_t k = 0; k < R; ++k)
+    append_row(w.reactions[k].value.get(), H5T_NATIVE_INT64, f, {}, &interval_events[k]);
+  if (R > 0) append_row(w.reactions_total.value.get(), H5T_NATIVE_INT64, f, {}, &interval_total);
+  append_row(w.series[ts::position].value.get(), w.series[ts::position].memory_type, f,
+             w.series[ts::position].inner, rows[ts::position]);  // last: see the header
   check(H5Fflush(w.file.get(), H5F_SCOPE_GLOBAL), "flush");
   w.frames = f + 1;
   w.last_step = step;
+  w.events = fr.reaction_events;
 }
 
 namespace {
@@ -467,14 +617,33 @@ struct Reader {
   Handle file;
   hsize_t frames = 0;
   std::vector<Handle> values;
+  Handle lists;                   // absent in files written before it was stored
+  std::vector<Handle> reactions;  // per rule
 
   explicit Reader(const std::string& path) : file(open_trajectory(path, false)) {
-    const Handle step = hdf5::open_dataset(file.get(), step_path);
-    const Handle time = hdf5::open_dataset(file.get(), time_path);
+    const hid_t f = file.get();
+    const Handle step = hdf5::open_dataset(f, step_path);
+    const Handle time = hdf5::open_dataset(f, time_path);
     frames = std::min(hdf5::dims(step.get())[0], hdf5::dims(time.get())[0]);
     for (const auto& s : series_specs()) {
-      values.push_back(hdf5::open_dataset(file.get(), s.path));
+      values.push_back(hdf5::open_dataset(f, s.path));
       frames = std::min(frames, hdf5::dims(values.back().get())[0]);
+    }
+    if (hdf5::exists(f, lists_path)) {
+      lists = hdf5::open_dataset(f, lists_path);
+      frames = std::min(frames, hdf5::dims(lists.get())[0]);
+    }
+    const std::vector<std::string> rules = reaction_names(f);
+    for (const auto& rule : rules) {
+      if (!hdf5::exists(f, reaction_path(rule))) not_nestsim(path, "no " + reaction_path(rule));
+      reactions.push_back(hdf5::open_dataset(f, reaction_path(rule)));
+      frames = std::min(frames, hdf5::dims(reactions.back().get())[0]);
+    }
+    if (!rules.empty()) {  // the same complete frames as the writer's append() counts
+      if (!hdf5::exists(f, reactions_total_path))
+        not_nestsim(path, std::string("no ") + reactions_total_path);
+      const Handle total = hdf5::open_dataset(f, reactions_total_path);
+      frames = std::min(frames, hdf5::dims(total.get())[0]);
     }
   }
 
@@ -502,6 +671,9 @@ struct Reader {
     read_row(values[ts::membrane].get(), H5T_NATIVE_INT64, index, fr.membrane.data());
     static_assert(sizeof(std::array<double, 3>) == 3 * sizeof(double));
     read_row(values[ts::position].get(), H5T_NATIVE_DOUBLE, index, fr.position.data());
+    if (lists) read_row(lists.get(), H5T_NATIVE_INT64, index, &fr.broadphase_pairs);
+    for (const Handle& r : reactions)  // cumulative: the intervals up to this frame
+      fr.reaction_events.push_back(uint64_t(sum_of_rows(r.get(), index + 1)));
     return fr;
   }
 };
@@ -522,6 +694,7 @@ sim::Frame frame_from_setup(const sim::Setup& setup) {
     fr.parent.push_back(b.parent);
     fr.membrane.push_back(b.membrane);
   }
+  fr.reaction_events.assign(setup.reactions.size(), 0);
   return fr;
 }
 
@@ -537,6 +710,8 @@ Checkpoint read_last_frame(const std::string& path) {
     c.model_path = hdf5::read_string(f, "/parameters/model_path");
   if (hdf5::exists(f, "/parameters/version"))
     c.version = hdf5::read_string(f, "/parameters/version");
+  if (hdf5::exists(f, collision_path)) c.collision = hdf5::read_string(f, collision_path);
+  c.reaction_names = reaction_names(f);
   const Handle seed = hdf5::open_dataset(f, "/parameters/seed");
   check(H5Dread(seed.get(), H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &c.seed),
         "cannot read /parameters/seed");

@@ -26,20 +26,29 @@ const char* const kAnalyzeHelp =
     "  - bodies of each kind by location: outside every compartment, 'in K' (in the\n"
     "    lumen of a compartment of kind K) or 'on K' (in the membrane of one);\n"
     "  - reaction and compartment event totals: every counter under /observables whose\n"
-    "    name starts with events/ or reactions/ (counts since step 0; the total is the\n"
-    "    last frame's value), or 'no reaction rules in this model';\n"
+    "    name starts with events/ or reactions/, or 'no reaction rules in this model'.\n"
+    "    reactions/RULE holds each reaction rule's events per output interval (those\n"
+    "    since the previous frame), reactions those of all rules: their totals are\n"
+    "    sums over the frames. Other counters count since step 0: their total is the\n"
+    "    last frame's value;\n"
     "  - the mean squared displacement of each kind from frame 0, over the bodies of\n"
     "    frame 0 that are still present with the same kind (periodic jumps unwrapped\n"
     "    with minimum images between frames, so a body must move less than half a box\n"
     "    edge from one frame to the next);\n"
     "  - contact counts: HSX, pairs of nested hollow spheres that touch, against SSX,\n"
     "    the pairs a solid-sphere tool would report (it counts every body inside a\n"
-    "    compartment's lumen as touching the compartment).\n"
+    "    compartment's lumen as touching the compartment); and 'lists', when the run\n"
+    "    stored them, the pairs in the run's own neighbour lists (its --collision\n"
+    "    broad phase, hollow or solid, with the lists' skin).\n"
     "Long tables show 21 evenly spaced frames; the CSV files hold every frame.\n"
     "\n"
-    "--csv DIR   write counts.csv, msd.csv, contacts.csv and events.csv to DIR\n"
-    "            (created if needed); times in the model's unit, lengths in its unit\n"
-    "--plot DIR  write counts.png, msd.png and contacts.png to DIR with\n"
+    "--csv DIR   write counts.csv, msd.csv, contacts.csv (lists: -1 unknown),\n"
+    "            events.csv (every counter as stored) and reactions.csv (frame, step,\n"
+    "            time, then one column per reaction rule: its events in the output\n"
+    "            interval that ends at the frame) to DIR (created if needed); times in\n"
+    "            the model's unit, lengths in its unit\n"
+    "--plot DIR  write counts.png, msd.png, contacts.png and, when the model has\n"
+    "            reaction rules, reactions.png (cumulative events per rule) to DIR with\n"
     "            /usr/bin/python3 (matplotlib) and tools/plot_trajectory.py, a script\n"
     "            to read and adapt; the CSV files go to DIR too unless --csv is given.\n"
     "            NESTSIM_PLOT_SCRIPT=FILE uses another script with the same arguments.\n"
@@ -206,9 +215,14 @@ void print_tables(const TrajectoryInfo& info, const AnalysisTables& t, std::ostr
     if (!s.is_event_counter || s.values.empty()) continue;
     any_events = true;
     out << "  " << s.name << ":";
-    for (std::size_t c = 0; c < s.columns.size(); ++c)
-      out << (s.columns.size() > 1 ? " " + s.columns[c] + "=" : " ")
-          << number(s.values.back()[c], 12);
+    for (std::size_t c = 0; c < s.columns.size(); ++c) {
+      double total = s.values.back()[c];  // a count since step 0
+      if (s.per_interval) {               // counts per output interval
+        total = 0;
+        for (const auto& frame : s.values) total += frame[c];
+      }
+      out << (s.columns.size() > 1 ? " " + s.columns[c] + "=" : " ") << number(total, 12);
+    }
     out << "\n";
   }
   if (!any_events) out << "  no reaction rules in this model\n";
@@ -252,7 +266,15 @@ void print_tables(const TrajectoryInfo& info, const AnalysisTables& t, std::ostr
   out << "\nContacts: HSX (hollow spheres) against SSX (solid spheres; also counts bodies "
          "inside a lumen)"
       << shown << "\n";
-  TextTable contacts({"frame", "step", time_header, "bodies", "HSX", "SSX", "SSX only"});
+  const bool lists = std::any_of(t.contacts.begin(), t.contacts.end(),
+                                 [](const FrameContacts& c) { return c.lists >= 0; });
+  if (lists)
+    out << "lists: pairs in the run's neighbour lists ("
+        << (info.collision.empty() ? "its" : info.collision) << " broad phase, with skin)\n";
+  std::vector<std::string> contact_header{"frame", "step", time_header, "bodies",
+                                          "HSX",   "SSX",  "SSX only"};
+  if (lists) contact_header.push_back("lists");
+  TextTable contacts(contact_header);
   for (std::size_t f : rows) {
     std::vector<std::string> row = stamp(t, f);
     const FrameContacts& c = t.contacts[f];
@@ -260,6 +282,7 @@ void print_tables(const TrajectoryInfo& info, const AnalysisTables& t, std::ostr
     row.push_back(std::to_string(c.hollow));
     row.push_back(std::to_string(c.solid));
     row.push_back(std::to_string(c.solid - c.hollow));
+    if (lists) row.push_back(c.lists >= 0 ? std::to_string(c.lists) : "-");
     contacts.add(row);
   }
   contacts.print(out);
@@ -306,10 +329,11 @@ void write_csvs(const TrajectoryInfo& info, const AnalysisTables& t, const std::
                 "," + number(t.msd[f][k], 15) + "\n";
   write_csv(dir + "/msd.csv", text);
 
-  text = "frame,step," + time_column + ",bodies,hsx,ssx\n";
+  text = "frame,step," + time_column + ",bodies,hsx,ssx,lists\n";
   for (std::size_t f = 0; f < t.frames.size(); ++f)
     text += stamp_fields(f) + std::to_string(t.contacts[f].bodies) + "," +
-            std::to_string(t.contacts[f].hollow) + "," + std::to_string(t.contacts[f].solid) + "\n";
+            std::to_string(t.contacts[f].hollow) + "," + std::to_string(t.contacts[f].solid) + "," +
+            std::to_string(t.contacts[f].lists) + "\n";
   write_csv(dir + "/contacts.csv", text);
 
   text = "frame,step," + time_column + ",observable,column,value\n";
@@ -319,6 +343,17 @@ void write_csvs(const TrajectoryInfo& info, const AnalysisTables& t, const std::
         text += stamp_fields(f) + field(s.name) + "," + field(s.columns[c]) + "," +
                 number(s.values[f][c], 15) + "\n";
   write_csv(dir + "/events.csv", text);
+
+  text = "frame,step," + time_column;
+  for (const auto& rule : info.reactions) text += "," + field(rule);
+  text += "\n";
+  for (std::size_t f = 0; f < t.frames.size(); ++f) {
+    text += std::to_string(f) + "," + std::to_string(t.frames[f].step) + "," +
+            number(t.frames[f].time, 15);
+    for (int64_t n : t.reaction_events[f]) text += "," + std::to_string(n);
+    text += "\n";
+  }
+  write_csv(dir + "/reactions.csv", text);
 }
 
 // The plotting script: $NESTSIM_PLOT_SCRIPT, an installed copy beside the program

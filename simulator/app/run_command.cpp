@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,8 @@
 namespace nestsim::app {
 
 const char* const kRunHelp =
-    "usage: nestsim run [MODEL.yaml] [-o OUT.h5] [--steps N] [--seed S] [--force]\n"
+    "usage: nestsim run [MODEL.yaml] [-o OUT.h5] [--steps N] [--seed S]\n"
+    "                   [--collision hollow|solid] [--force]\n"
     "       nestsim run --resume OUT.h5 --steps N\n"
     "\n"
     "Runs a model by Brownian dynamics and writes an H5MD trajectory (one frame every\n"
@@ -32,6 +34,11 @@ const char* const kRunHelp =
     "-o OUT.h5      the trajectory (default: the model's simulation.output.file)\n"
     "--steps N      total steps of the run (default: the model's simulation.steps)\n"
     "--seed S       random seed (default: the model's simulation.seed)\n"
+    "--collision C  the broad phase that builds the neighbour lists: hollow (HSX, nested\n"
+    "               hollow spheres) or solid (SSX, bounding spheres, as other tools do);\n"
+    "               the trajectory is the same, only the lists' size and cost differ\n"
+    "               (default: the model's collision, else hollow). Stored in the\n"
+    "               trajectory's /parameters/collision; --resume keeps it\n"
     "--force        overwrite an existing trajectory\n"
     "--resume F     continue the trajectory F from its last frame up to step N (--steps);\n"
     "               the result is bitwise the trajectory of an uninterrupted run\n"
@@ -55,6 +62,7 @@ struct RunArgs {
   std::string model, output, resume;
   bool has_steps = false, has_seed = false, force = false;
   uint64_t steps = 0, seed = 0;
+  std::optional<sim::Collision> collision;
 };
 
 class UsageError : public std::runtime_error {
@@ -70,6 +78,16 @@ uint64_t parse_count(const std::string& flag, const std::string& text) {
   return v;
 }
 
+const char* collision_name(sim::Collision c) {
+  return c == sim::Collision::solid ? "solid" : "hollow";
+}
+
+sim::Collision parse_collision(const std::string& flag, const std::string& text) {
+  if (text == "hollow") return sim::Collision::hollow;
+  if (text == "solid") return sim::Collision::solid;
+  throw UsageError(flag + " needs hollow or solid, not '" + text + "'");
+}
+
 RunArgs parse(const std::vector<std::string>& args) {
   RunArgs r;
   for (std::size_t k = 0; k < args.size(); ++k) {
@@ -82,6 +100,7 @@ RunArgs parse(const std::vector<std::string>& args) {
     else if (a == "--steps") { r.steps = parse_count(a, value()); r.has_steps = true; }
     else if (a == "--seed") { r.seed = parse_count(a, value()); r.has_seed = true; }
     else if (a == "--resume") r.resume = value();
+    else if (a == "--collision") r.collision = parse_collision(a, value());
     else if (a == "--force") r.force = true;
     else if (!a.empty() && a[0] == '-') throw UsageError("unknown option '" + a + "'");
     else if (r.model.empty()) r.model = a;
@@ -215,6 +234,7 @@ int fresh_run(const RunArgs& a) {
   if (a.has_steps) model.steps = a.steps;
   if (a.has_seed) model.seed = a.seed;
   sim::Setup setup = io::make_setup(model);
+  if (a.collision) setup.collision = *a.collision;
   const std::string out = a.output.empty() ? setup.output_file : a.output;
   try {
     io::check_output_path(out, a.force);
@@ -222,10 +242,10 @@ int fresh_run(const RunArgs& a) {
     throw std::invalid_argument(e.what());
   }
   sim::Simulation simulation(setup);  // validates the initial state before any file exists
-  std::fprintf(stderr, "nestsim: %s, %zu bodies, %llu steps of %g %s, backend %s\n",
+  std::fprintf(stderr, "nestsim: %s, %zu bodies, %llu steps of %g %s, %s collision, backend %s\n",
                model_path.c_str(), setup.bodies.size(),
                static_cast<unsigned long long>(setup.steps), setup.dt, setup.time_unit.c_str(),
-               sim::Simulation::backend_name().c_str());
+               collision_name(setup.collision), sim::Simulation::backend_name().c_str());
   io::H5mdWriter writer(out, setup, NESTSIM_VERSION_STRING);
   writer.write(simulation.frame());
   return simulate(simulation, writer, setup, setup.bodies.size(), out);
@@ -244,6 +264,29 @@ int resumed_run(const RunArgs& a) {
   // The engine is built from the model's own initial state, then continues from the
   // trajectory's last frame (restore() replaces every slot).
   sim::Setup setup = io::make_setup(model);
+  // The broad phase the file was written with (files from before it was stored: the
+  // model's, or the flag's).
+  if (!c.collision.empty()) {
+    if (c.collision != "hollow" && c.collision != "solid")
+      throw io::InputError(a.resume, 0,
+                           "/parameters/collision is '" + c.collision + "', not hollow or solid");
+    const sim::Collision stored =
+        c.collision == "solid" ? sim::Collision::solid : sim::Collision::hollow;
+    if (a.collision && *a.collision != stored)
+      throw UsageError("--collision " + std::string(collision_name(*a.collision)) + ": " +
+                       a.resume + " was written with --collision " + c.collision +
+                       "; --resume continues with it");
+    setup.collision = stored;
+  } else if (a.collision) {
+    setup.collision = *a.collision;
+  }
+  std::vector<std::string> rules;
+  for (const auto& r : setup.reactions) rules.push_back(r.name);
+  if (rules != c.reaction_names)  // a file written before the counts were stored
+    throw io::InputError(a.resume, 0,
+                         "its reaction counts (/parameters/reaction_names) do not match the "
+                         "model's reaction rules (written by nestsim " +
+                             c.version + "?); it cannot be resumed, run the model again");
   sim::Simulation simulation(setup);
   simulation.restore(c.frame);
   io::H5mdWriter writer = io::H5mdWriter::append(a.resume);
@@ -270,6 +313,9 @@ int run_command(const std::vector<std::string>& args) {
   }
   try {
     return a.resume.empty() ? fresh_run(a) : resumed_run(a);
+  } catch (const UsageError& e) {
+    std::cerr << "nestsim run: " << e.what() << "\n";
+    return 2;
   } catch (const io::InputError& e) {
     std::cerr << e.what() << "\n";
     return 2;

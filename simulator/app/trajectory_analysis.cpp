@@ -16,10 +16,11 @@ namespace nestsim::app {
 
 namespace {
 
-// The per-frame state that /observables also holds (h5md.h); every other series there is
-// reported as it is.
-const char* const kStateObservables[] = {"body_count",     "kind_count", "container_count",
-                                         "membrane_count", "next_id",    "model_time"};
+// The per-frame state that /observables also holds (h5md.h), and the list sizes that
+// the contact table shows; every other series there is reported as it is.
+const char* const kStateObservables[] = {"body_count",      "kind_count", "container_count",
+                                         "membrane_count",  "next_id",    "model_time",
+                                         "broadphase_pairs"};
 
 // An HDF5 identifier closed when it goes out of scope.
 class Hid {
@@ -146,6 +147,7 @@ void collect_observables(hid_t group, const std::string& prefix, uint64_t frames
     ObservableSeries s;
     s.name = prefix;
     s.is_event_counter = is_event_counter(prefix);
+    s.per_interval = prefix == "reactions" || prefix.rfind("reactions/", 0) == 0;
     if (H5Aexists(object.get(), "labels") > 0) {
       const Hid a(H5Aopen(object.get(), "labels", H5P_DEFAULT), H5Aclose);
       const Hid space(H5Aget_space(a.get()), H5Sclose);
@@ -216,6 +218,14 @@ TrajectoryInfo read_trajectory_info(const std::string& path) {
   const std::vector<std::string> b =
       read_strings(path, boundary.get(), true, 3, "the box boundary");
   info.periodic = b[0] == "periodic";
+  if (H5Lexists(f, "/parameters/collision", H5P_DEFAULT) > 0)
+    info.collision = read_string(path, f, "/parameters/collision");
+  if (H5Lexists(f, "/parameters/reaction_names", H5P_DEFAULT) > 0) {
+    const Hid names = open_dataset(path, f, "/parameters/reaction_names");
+    const std::vector<hsize_t> d = dims_of(names.get());
+    info.reactions =
+        read_strings(path, names.get(), false, d.empty() ? 0 : d[0], "/parameters/reaction_names");
+  }
   return info;
 }
 
@@ -320,6 +330,7 @@ AnalysisTables analyze_trajectory(const TrajectoryInfo& info) {
 
     FrameContacts c;
     c.bodies = int64_t(bodies.size());
+    c.lists = fr.broadphase_pairs;
     if (bodies.size() >= 2) {
       hsx.upload(bodies);
       ssx.upload(bodies);
@@ -334,6 +345,17 @@ AnalysisTables analyze_trajectory(const TrajectoryInfo& info) {
   if (!file.ok()) not_trajectory(info.path, "cannot open it as HDF5");
   const Hid observables(H5Gopen2(file.get(), "/observables", H5P_DEFAULT), H5Gclose);
   if (observables.ok()) collect_observables(observables.get(), "", info.frames, t.observables);
+
+  t.reaction_events.assign(t.frames.size(), std::vector<int64_t>(info.reactions.size(), 0));
+  for (std::size_t r = 0; r < info.reactions.size(); ++r) {
+    const auto s = std::find_if(t.observables.begin(), t.observables.end(), [&](const auto& o) {
+      return o.name == "reactions/" + info.reactions[r];
+    });
+    if (s == t.observables.end() || s->columns.size() != 1)
+      not_trajectory(info.path, "no /observables/reactions/" + info.reactions[r] + "/value");
+    for (std::size_t f = 0; f < s->values.size() && f < t.frames.size(); ++f)
+      t.reaction_events[f][r] = int64_t(s->values[f][0]);
+  }
   return t;
 }
 

@@ -1,7 +1,8 @@
 // What `nestsim analyze` computes from a trajectory (layout in nestsim/io/h5md.h), in one
 // pass over its frames: body counts per kind and location, mean squared displacement
-// per kind, hollow (HSX) and solid (SSX) contact counts, and the time series under
-// /observables that are not part of the frame itself (reaction and event counters).
+// per kind, hollow (HSX) and solid (SSX) contact counts, the run's own neighbour-list
+// sizes, and the time series under /observables that are not part of the frame itself
+// (reaction and event counters).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -28,6 +29,8 @@ struct TrajectoryInfo {
   int dim = 3;                         // 2 when the box has no z edge
   bool periodic = false;
   std::string length_unit, time_unit;
+  std::string collision;               // /parameters/collision; empty in older files
+  std::vector<std::string> reactions;  // /parameters/reaction_names, in rule order
 };
 
 // Checks the file and reads what the analysis needs besides the frames; throws
@@ -45,12 +48,17 @@ struct ObservableSeries {
   std::vector<std::string> columns;  // the `labels` attribute, else "0", "1", ...
   std::vector<std::vector<double>> values;
   bool is_event_counter = false;  // name starts with events/ or reactions/, or mentions one
+  // reactions (all rules) and reactions/RULE: each frame holds the events of the output
+  // interval that ends there (the total is the sum over frames); other counters count
+  // since step 0.
+  bool per_interval = false;
 };
 
 struct FrameContacts {
   int64_t bodies = 0;  // bodies present
   int64_t hollow = 0;  // HSX pairs: touching membranes or proteins, lumens excluded
   int64_t solid = 0;   // SSX pairs: every overlap of the bounding spheres
+  int64_t lists = -1;  // pairs in the run's neighbour lists (with skin); -1 unknown
 };
 
 struct AnalysisTables {
@@ -68,6 +76,9 @@ struct AnalysisTables {
   std::vector<std::vector<int64_t>> tracked;
   std::vector<FrameContacts> contacts;
   std::vector<ObservableSeries> observables;  // other than the per-frame state ones
+  // [frame][rule] (TrajectoryInfo::reactions): events in the output interval ending at
+  // the frame.
+  std::vector<std::vector<int64_t>> reaction_events;
 };
 
 // Reads every frame and observable of the trajectory; throws TrajectoryError for files

@@ -21,9 +21,30 @@
 //                                                   it; the last column: none
 //     next_id/value[frame]                    the id the next new body gets
 //     model_time/value[frame]                 time in the model's unit, exactly
+//     broadphase_pairs/value[frame]           int64, pairs in the run's neighbour lists
+//                                             (Frame::broadphase_pairs), -1 unknown
+//     reactions/value[frame]                  int64, all rules' events in the interval
+//                                             (MDAnalysis < 2.8 refuses a group under
+//                                             /observables that holds no value)
+//     reactions/NAME/value[frame]             int64, one per reaction rule NAME: its
+//                                             events in the output interval that ends at
+//                                             this frame (since the previous frame; at
+//                                             frame 0, those counted before it, usually
+//                                             0). Their sum over frames 0..f is the count
+//                                             since step 0 (Frame::reaction_events).
+//                                             No reactions/ group when the model has no
+//                                             rules.
 //   /parameters/
 //     species_names[kind], kinds/{compartment,membrane,radius,thickness,diffusion}[kind]
 //     model (the model file's text), model_path, seed, version, length_unit, time_unit
+//     collision                               "hollow" or "solid" (Setup::collision)
+//     reaction_names[rule]                    the rules' NAMEs in Setup::reactions order
+//                                             (the index of Frame::reaction_events);
+//                                             absent when the model has no rules
+//
+// Files written before broadphase_pairs, collision and the reaction series were stored
+// are still read (broadphase_pairs -1, no reaction counts) and appended to
+// (broadphase_pairs is then added, -1 for the earlier frames).
 //
 // Every step and time dataset is one pair (hard links to position/step and
 // position/time, as H5MD allows). `time` is in ns when the model's unit is us or ms
@@ -37,6 +58,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "nestsim/sim/setup.h"
 
@@ -54,8 +76,9 @@ class H5mdWriter {
              const std::string& program_version);
 
   // Opens an existing nestsim trajectory to append frames after its last complete
-  // one (a partly written last frame is dropped). Throws InputError if the file is
-  // not a nestsim trajectory.
+  // one (a partly written last frame is dropped). The cumulative reaction counts the
+  // next frame continues from are the sums over the kept frames. Throws InputError if
+  // the file is not a nestsim trajectory.
   static H5mdWriter append(const std::string& path);
 
   H5mdWriter(H5mdWriter&&) noexcept;
@@ -65,6 +88,8 @@ class H5mdWriter {
   // Appends one frame and flushes the file. The frame's vectors all have one entry per
   // slot (fewer than the capacity: the rest are written empty; more: the slot
   // dimension grows, earlier frames read as empty there). Steps must increase.
+  // reaction_events has one cumulative count per rule of the file, none decreasing;
+  // the file stores the increase since the previous frame (see the layout above).
   void write(const sim::Frame& frame);
 
   uint64_t frames() const;  // frames in the file
@@ -77,7 +102,8 @@ class H5mdWriter {
   std::unique_ptr<Impl> impl_;
 };
 
-// The initial state as a frame at step 0: slot i holds body i, next_id = bodies.
+// The initial state as a frame at step 0: slot i holds body i, next_id = bodies, no
+// reaction events yet (one zero per rule).
 sim::Frame frame_from_setup(const sim::Setup& setup);
 
 // The end of a trajectory: what `--resume` continues from.
@@ -88,13 +114,17 @@ struct Checkpoint {
   std::string model_path;    // /parameters/model_path
   uint64_t seed = 0;         // /parameters/seed
   std::string version;       // /parameters/version: the program that wrote it
+  std::string collision;     // /parameters/collision; empty in files written before it
+  std::vector<std::string> reaction_names;  // /parameters/reaction_names; empty: none
 };
 
-// Reads the last complete frame. Throws InputError (line 0) when the file cannot be
+// Reads the last complete frame (reaction_events: cumulative counts per rule of
+// reaction_names, empty when the file holds none; broadphase_pairs: -1 when the file
+// does not hold it). Throws InputError (line 0) when the file cannot be
 // opened, is not HDF5, is not a nestsim trajectory, or holds no frame.
 Checkpoint read_last_frame(const std::string& path);
 
-// Reads frame `index` (0-based) of the complete frames.
+// Reads frame `index` (0-based) of the complete frames, as read_last_frame does.
 sim::Frame read_frame(const std::string& path, uint64_t index);
 
 }  // namespace nestsim::io
