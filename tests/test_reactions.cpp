@@ -409,3 +409,48 @@ TEST_CASE("fusion: volume adds up, contents and membrane bodies move in, nesting
     }
   }
 }
+
+TEST_CASE("A + B <-> C reaches the detailed-balance equilibrium of the Doi model" *
+          doctest::timeout(600)) {
+  // C -> A + B puts B uniform in the reaction ball around A (the reverse rule's radius R),
+  // so the chain satisfies detailed balance and, for point particles, c / (a b) =
+  // p_on (4/3 pi R^3) / (p_off V) with the per-step probabilities p = 1 - exp(-rate dt)
+  // (Erban and Chapman 2009, and the reversible Doi model of Frohner and Noe 2018).
+  const double L = 10, R = 0.5, lambda = 20, k_off = 1, dt = 1e-3;
+  const int N = 300;
+  SetupBuilder b(3, L, Boundary::periodic, dt, 51);
+  b.s.repulsion = 0;
+  const uint32_t a = b.kind("A", false, 0.01, 0.01, 1);
+  const uint32_t bb = b.kind("B", false, 0.01, 0.01, 1);
+  const uint32_t c = b.kind("C", false, 0.01, 0.01, 1);
+  std::mt19937_64 rng(52);
+  scatter(b, a, N, L, rng);
+  scatter(b, bb, N, L, rng);
+  b.s.capacity = 2 * N + 64;
+  b.s.reactions = {rule("on", lambda, R, {term(a), term(bb)}, {term(c)}),
+                   rule("off", k_off, 0, {term(c)}, {term(a), term(bb)})};
+  const double p_on = -std::expm1(-lambda * dt), p_off = -std::expm1(-k_off * dt);
+  const double K = p_on * (4.0 / 3.0 * kPi * R * R * R) / (p_off * L * L * L);
+  double lo = 0, hi = N;  // c = K (N - c)^2
+  for (int it = 0; it < 100; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (mid < K * (N - mid) * (N - mid) ? lo : hi) = mid;
+  }
+  const double expected = lo;
+  Simulation sim(b.s);
+  sim.run(2000);  // about 7 relaxation times
+  double sum = 0;
+  int frames = 0;
+  for (int f = 0; f < 200; ++f) {
+    sim.run(50);
+    const Frame fr = sim.frame();
+    const std::size_t nc = count_kind(fr, int32_t(c));
+    REQUIRE(count_kind(fr, int32_t(a)) + nc == std::size_t(N));  // conserved
+    REQUIRE(count_kind(fr, int32_t(bb)) + nc == std::size_t(N));
+    sum += double(nc);
+    ++frames;
+  }
+  const double measured = sum / frames;
+  MESSAGE("A + B <-> C: expected <C> = " << expected << ", measured " << measured);
+  CHECK(std::abs(measured - expected) < 0.04 * expected);
+}

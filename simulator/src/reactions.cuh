@@ -48,6 +48,7 @@ struct DeviceRule {
   double probability = 0;  // 1 - exp(-rate dt)
   double rate = 0;
   double radius = 0;
+  double spread = 0;  // A -> B + C of a free A: C uniform in the ball of this radius around B
 };
 
 constexpr int kMaxRules = 64;
@@ -325,12 +326,50 @@ NESTSIM_HD inline Placement place_product(const ReactionView& r, uint32_t i, con
   return out;
 }
 
+// A -> B + C of a free body i: B keeps i's place, C goes to a point uniform in the ball
+// of radius rule.spread around it (Philox words of purpose `event`), which must lie in the
+// same compartment (clear_at; the lists reach that far, setup_rules). Is there a spread
+// point (free reactant, products that stay where i is)? Then `out` holds it.
+NESTSIM_HD inline bool spread_point(const ReactionView& r, uint32_t i, const DeviceRule& rule,
+                                    double* out) {
+  if (!(rule.products == 2 && rule.spread > 0 && r.v.membrane[i] < 0)) return false;
+  const Philox4x32 w = random_words(r.v.seed, r.v.step, uint64_t(r.v.id[i]), RandomPurpose::event);
+  double u[3] = {0, 0, 0};
+  const double phi = 6.283185307179586 * uniform_open(w.v[0]);
+  if (r.v.dim == 3) {
+    const double z = 2.0 * uniform_open(w.v[1]) - 1.0, rho = std::sqrt(1.0 - z * z);
+    u[0] = rho * std::cos(phi);
+    u[1] = rho * std::sin(phi);
+    u[2] = z;
+  } else {
+    u[0] = std::cos(phi);
+    u[1] = std::sin(phi);
+  }
+  const double len = rule.spread * (r.v.dim == 3 ? std::cbrt(uniform_open(w.v[2]))
+                                                 : std::sqrt(uniform_open(w.v[2])));
+  double p[3] = {r.v.x[0][i], r.v.x[1][i], r.v.x[2][i]};
+  NESTSIM_AXES(k, r.v.dim) p[k] += len * u[k];
+  r.v.wrap(p);
+  NESTSIM_UNROLL for (int k = 0; k < 3; ++k) out[k] = p[k];
+  return true;
+}
+
 // Can every product of a one-reactant rule be placed?
 NESTSIM_HD inline bool bud_fits(const ReactionView& r, uint32_t i, const DeviceRule& rule);
 NESTSIM_HD inline bool placeable(const ReactionView& r, uint32_t i, const DeviceRule& rule) {
   if (rule.bud) return bud_fits(r, i, rule);
-  for (int p = 0; p < rule.products; ++p)
-    if (!place_product(r, i, rule, p, -1).ok) return false;
+  bool moves = false;
+  for (int p = 0; p < rule.products; ++p) {
+    const Placement pl = place_product(r, i, rule, p, -1);
+    if (!pl.ok) return false;
+    moves = moves || pl.moves;
+  }
+  double at[3];
+  if (!moves && spread_point(r, i, rule, at)) {
+    if (r.v.reflective && r.v.parent[i] < 0)
+      NESTSIM_AXES(k, r.v.dim) if (!(at[k] >= 0 && at[k] <= r.v.box[k])) return false;
+    return clear_at(r, i, at, r.v.parent[i], -1);
+  }
   return true;
 }
 
@@ -382,9 +421,10 @@ struct ExecuteUni {
     }
     const Placement p0 = place_product(r, i, rule, 0, -1);
     if (rule.products == 2) {
-      const Placement p1 = place_product(r, i, rule, 1, -1);
+      Placement p1 = place_product(r, i, rule, 1, -1);
       const uint32_t s = r.free_slots[r.birth_rank[i]];
       NESTSIM_UNROLL for (int a = 0; a < 3; ++a) r.v.x[a][s] = r.v.x[a][i];
+      if (!p0.moves && !p1.moves && spread_point(r, i, rule, p1.to)) p1.moves = true;
       r.id[s] = int64_t(r.next_id + r.birth_rank[i]);
       become(r, s, rule.product[1], p1);
     }

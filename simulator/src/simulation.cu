@@ -2,6 +2,7 @@
 // and restore. The per-body physics is in dynamics.cuh.
 #include <thrust/binary_search.h>
 #include <thrust/copy.h>
+#include <thrust/count.h>
 #include <thrust/device_vector.h>
 #include <thrust/execution_policy.h>
 #include <thrust/fill.h>
@@ -568,6 +569,20 @@ struct Simulation::Impl {
         if (d.reactants == 2 && kr[std::size_t(d.product[k])] >
                                     std::min(kr[std::size_t(d.reactant[0])], kr[std::size_t(d.reactant[1])]))
           restructures = true;
+      }
+      // A -> B + C (species): the spread of the products. Detailed balance of the Doi
+      // model with a reverse rule B + C -> A of radius R needs C uniform in the ball of
+      // radius R around B (then A + B <-> C reaches K = lambda (4/3 pi R^3) / k_back); with
+      // no reverse rule, the ball of the contact distance r_B + r_C.
+      if (d.reactants == 1 && d.products == 2 && !d.bud) {
+        d.spread = kr[std::size_t(d.product[0])] + kr[std::size_t(d.product[1])];
+        for (const Reaction& back : s.reactions)
+          if (back.reactants.size() == 2 && back.products.size() == 1 &&
+              back.products[0].kind == uint32_t(d.reactant[0]) &&
+              ((back.reactants[0].kind == uint32_t(d.product[0]) && back.reactants[1].kind == uint32_t(d.product[1])) ||
+               (back.reactants[0].kind == uint32_t(d.product[1]) && back.reactants[1].kind == uint32_t(d.product[0]))))
+            d.spread = back.radius;
+        reach_extra = std::max(reach_extra, d.spread);
       }
       rule_restructures.push_back(restructures);
       host.push_back(d);
