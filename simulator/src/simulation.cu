@@ -636,6 +636,22 @@ struct Simulation::Impl {
     NESTSIM_HD bool operator()(uint32_t s) const { return id[s] < 0; }
   };
 
+  // The empty slots, ascending, into free_slots; throws when fewer than `wanted`
+  // (`what` names the bodies that need them). Returns the slot of the last one wanted.
+  uint32_t gather_free_slots(uint32_t wanted, const char* what) {
+    const std::size_t n = std::size_t(capacity);
+    const auto end = thrust::copy_if(thrust::device, thrust::counting_iterator<uint32_t>(0),
+                                     thrust::counting_iterator<uint32_t>(uint32_t(n)),
+                                     free_slots.begin(), IsEmpty{raw(id)});
+    const std::size_t free = std::size_t(end - free_slots.begin());
+    if (free < wanted)
+      throw std::runtime_error("nestsim simulation: step " + std::to_string(step) + ": " +
+                               std::to_string(wanted) + " " + what + " but only " +
+                               std::to_string(free) + " free slots of " + std::to_string(n) +
+                               "; raise simulation.capacity");
+    return free_slots[wanted - 1];
+  }
+
   // The reactions of this step, at the new positions (reactions.cuh).
   void react() {
     if (rules.empty()) return;
@@ -678,16 +694,7 @@ struct Simulation::Impl {
                            birth_rank.begin(), 0u);
     const uint32_t births = birth_rank[used];
     if (births > 0) {
-      const auto end = thrust::copy_if(thrust::device, thrust::counting_iterator<uint32_t>(0),
-                                       thrust::counting_iterator<uint32_t>(uint32_t(n)),
-                                       free_slots.begin(), IsEmpty{raw(id)});
-      const std::size_t free = std::size_t(end - free_slots.begin());
-      if (free < births)
-        throw std::runtime_error("nestsim simulation: step " + std::to_string(step) + ": " +
-                                 std::to_string(births) + " new bodies but only " +
-                                 std::to_string(free) + " free slots of " + std::to_string(n) +
-                                 "; raise simulation.capacity");
-      const uint32_t last = free_slots[births - 1];
+      const uint32_t last = gather_free_slots(births, "new bodies");
       r.free_slots = raw(free_slots);
       for_each_slot(used, detail::ExecuteUni{r});
       used = std::max(used, last + 1);
@@ -783,16 +790,7 @@ struct Simulation::Impl {
                            ev_rank.begin(), 0u);
     const uint32_t born = ev_rank[e.count - 1] + ev_fits[e.count - 1];
     if (born == 0) return;
-    const std::size_t n = std::size_t(capacity);
-    const auto end = thrust::copy_if(thrust::device, thrust::counting_iterator<uint32_t>(0),
-                                     thrust::counting_iterator<uint32_t>(uint32_t(n)),
-                                     free_slots.begin(), IsEmpty{raw(id)});
-    const std::size_t free = std::size_t(end - free_slots.begin());
-    if (free < born)
-      throw std::runtime_error("nestsim simulation: step " + std::to_string(step) + ": " +
-                               std::to_string(born) + " buds but only " + std::to_string(free) +
-                               " free slots of " + std::to_string(n) + "; raise simulation.capacity");
-    const uint32_t last = free_slots[born - 1];
+    const uint32_t last = gather_free_slots(born, "buds");
     r.free_slots = raw(free_slots);
     r.next_id = next_id;
     for_each_slot(e.count, detail::BudExecute{r, e, raw(ev_fits), raw(ev_rank)});
