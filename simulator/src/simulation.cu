@@ -139,6 +139,25 @@ std::vector<uint32_t> initial_slots(const Setup& s, bool spatial) {
 
 }  // namespace
 
+// A body as the lists see it: its kind's reaction reach added outside (and, for a
+// hollow body, inside: thickness + 2 reach), as the finder adds its skin.
+struct ListRadii {
+  const double* radius;
+  const double* thickness;
+  const int32_t* kind;
+  const double* reach;
+  double* r_out;
+  double* q_out;
+  NESTSIM_HD void operator()(uint32_t i) const {
+    const double e = kind[i] >= 0 ? reach[kind[i]] : 0.0;
+    const double r = radius[i] + e;
+    double q = thickness[i] >= radius[i] ? r : thickness[i] + 2 * e;
+    if (q > r) q = r;
+    r_out[i] = r;
+    q_out[i] = q;
+  }
+};
+
 struct Simulation::Impl {
   Setup setup;  // kinds, box, constants (bodies are not kept)
   SimulationOptions options;
@@ -172,7 +191,11 @@ struct Simulation::Impl {
   // Reactions (reactions.cuh).
   thrust::device_vector<detail::DeviceRule> rules;
   bool pair_rules = false;
-  double reach_extra = 0;  // list reach beyond touching that the reaction radii need
+  // Per kind, how far beyond touching the lists must reach for the reaction rules (a
+  // pair of kinds a, b is listed out to reach[a] + reach[b] beyond contact).
+  std::vector<double> reach;
+  bool any_reach = false;
+  thrust::device_vector<double> kind_reach, list_radius, list_thickness;
   thrust::device_vector<double> kind_radius, kind_thickness, kind_diffusion;
   thrust::device_vector<uint8_t> kind_compartment, kind_membrane;
   thrust::device_vector<unsigned long long> claim, pair_counter, events;
@@ -370,13 +393,23 @@ struct Simulation::Impl {
       o.domain.periodic = setup.boundary == Boundary::periodic;
       if (o.domain.periodic)
         for (int k = 0; k < setup.dim; ++k) o.domain.size[k] = setup.box[k];
-      o.skin = skin + reach_extra;
+      // The finder searches every body with r + skin_f: a pair is listed out to 2 skin_f
+      // beyond contact; bodies that moved at most skin / 2 each need skin.
+      o.skin = 0.5 * skin;
       finder = std::make_unique<device::PairFinder<double>>(o);
     }
     device::SphereView<double> bodies;
     for (int k = 0; k < 3; ++k) bodies.pos[k] = raw(x[k]);
     bodies.radius = raw(radius);
     bodies.thickness = raw(thickness);
+    if (any_reach) {  // each body searched with its kind's reach on top
+      list_radius.resize(radius.size());
+      list_thickness.resize(radius.size());
+      for_each_slot(used, ListRadii{raw(radius), raw(thickness), raw(kind), raw(kind_reach),
+                                    raw(list_radius), raw(list_thickness)});
+      bodies.radius = raw(list_radius);
+      bodies.thickness = raw(list_thickness);
+    }
     bodies.n = used;
     finder->find(bodies);
     finder->neighbor_lists(used, nbr_offsets, nbrs);
@@ -481,7 +514,11 @@ struct Simulation::Impl {
     rule_restructures.clear();
     pair_rules = false;
     fusion_rules = bud_rules = false;
-    reach_extra = 0;
+    reach.assign(K, 0.0);
+    const auto need = [&](int32_t a, double extra_a, int32_t b, double extra_b) {
+      if (a >= 0) reach[std::size_t(a)] = std::max(reach[std::size_t(a)], extra_a);
+      if (b >= 0) reach[std::size_t(b)] = std::max(reach[std::size_t(b)], extra_b);
+    };
     for (const Reaction& rule : s.reactions) {
       const std::string who = "reaction '" + rule.name + "': ";
       detail::DeviceRule d;
@@ -541,7 +578,7 @@ struct Simulation::Impl {
           if (d.products != 1 || d.product[0] != d.reactant[1] || d.product_where[0] != any ||
               d.reactant_where[0] != any || d.reactant_where[1] != any)
             invalid(who + "two compartments react only by fusion, \"V + Y -> Y\" (Y stays, no sites)");
-          reach_extra = std::max(reach_extra, rule.radius);
+          need(d.reactant[0], 0.5 * rule.radius, d.reactant[1], 0.5 * rule.radius);
         } else if (c0) {
           invalid(who + "write the species first (\"S + K -> S' on K\")");
         } else if (c1) {  // binding
@@ -549,11 +586,13 @@ struct Simulation::Impl {
           if (d.products != 1 || d.product_where[0] != uint8_t(Site::Where::on) ||
               d.product_compartment[0] != d.reactant[1])
             invalid(who + "a species and a compartment kind K react only as binding, \"S + K -> S' on K\"");
-          reach_extra = std::max(reach_extra, rule.radius - kr[std::size_t(d.reactant[0])] -
-                                                  0.5 * kq[std::size_t(d.reactant[1])]);
+          // The species' sphere must meet the membrane's shell when its centre is within
+          // the radius of the mid-surface: all of the reach on the species.
+          need(d.reactant[0], rule.radius - kr[std::size_t(d.reactant[0])] -
+                                  0.5 * kq[std::size_t(d.reactant[1])], -1, 0);
         } else {
-          reach_extra = std::max(reach_extra, rule.radius - kr[std::size_t(d.reactant[0])] -
-                                                  kr[std::size_t(d.reactant[1])]);
+          const double gap = rule.radius - kr[std::size_t(d.reactant[0])] - kr[std::size_t(d.reactant[1])];
+          need(d.reactant[0], 0.5 * gap, d.reactant[1], 0.5 * gap);
         }
         pair_rules = true;
       }
@@ -582,7 +621,8 @@ struct Simulation::Impl {
               ((back.reactants[0].kind == uint32_t(d.product[0]) && back.reactants[1].kind == uint32_t(d.product[1])) ||
                (back.reactants[0].kind == uint32_t(d.product[1]) && back.reactants[1].kind == uint32_t(d.product[0]))))
             d.spread = back.radius;
-        reach_extra = std::max(reach_extra, d.spread);
+        // clear_at: compartments whose membrane passes within the spread of the reactant.
+        need(d.reactant[0], d.spread - kr[std::size_t(d.reactant[0])], -1, 0);
       }
       rule_restructures.push_back(restructures);
       host.push_back(d);
@@ -593,6 +633,9 @@ struct Simulation::Impl {
     kind_diffusion.assign(kd.begin(), kd.end());
     kind_compartment.assign(kc.begin(), kc.end());
     kind_membrane.assign(km.begin(), km.end());
+    any_reach = false;
+    for (double e : reach) any_reach = any_reach || e > 0;
+    kind_reach.assign(reach.begin(), reach.end());
     if (events.size() != host.size()) events.assign(host.size(), 0ull);
   }
 
