@@ -5,7 +5,7 @@
 // and the events per rule; --csv appends a row.
 //
 //   bench_scenario [--model FILE] [--bodies N | --copies K] [--steps S] [--warmup W]
-//                  [--csv FILE]
+//                  [--skin S (fixed; default: automatic)] [--csv FILE]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -25,6 +25,7 @@ namespace {
 struct Args {
   std::string model = NESTSIM_DEFAULT_SCENARIO;
   uint64_t bodies = 0, copies = 1, steps = 200, warmup = 20;
+  double skin = 0;  // 0: the automatic, adaptive skin
   std::string csv;
 };
 
@@ -39,6 +40,7 @@ Args parse(int argc, char** argv) {
     else if (key == "--copies") a.copies = std::stoull(value);
     else if (key == "--steps") a.steps = std::stoull(value);
     else if (key == "--warmup") a.warmup = std::stoull(value);
+    else if (key == "--skin") a.skin = std::stod(value);
     else if (key == "--csv") a.csv = value;
     else throw std::invalid_argument("unknown option " + key);
   }
@@ -80,7 +82,9 @@ int main(int argc, char** argv) {
     if (a.bodies > 0)
       k = std::max<uint64_t>(1, uint64_t(std::llround(std::cbrt(double(a.bodies) / double(one.bodies.size())))));
     const sim::Setup s = tile(one, k);
-    sim::Simulation sim(s);
+    sim::SimulationOptions options;
+    options.skin = a.skin;
+    sim::Simulation sim(s, options);
     sim.run(a.warmup);
     const sim::Frame before = sim.frame();
     sim.reset_times();
@@ -97,9 +101,9 @@ int main(int argc, char** argv) {
                 (unsigned long long)(k * k * k), (unsigned long long)k);
     std::printf("bodies         %zu at start, %llu after; setup %.1f s\n", s.bodies.size(),
                 (unsigned long long)live, setup_s);
-    std::printf("steps          %llu after %llu warm-up, dt %g, list builds %llu\n",
+    std::printf("steps          %llu after %llu warm-up, dt %g, list builds %llu, skin now %g\n",
                 (unsigned long long)a.steps, (unsigned long long)a.warmup, s.dt,
-                (unsigned long long)t.rebuilds);
+                (unsigned long long)t.rebuilds, sim.skin());
     std::printf("steps/s        %.2f\n", double(a.steps) / wall);
     std::printf("body-steps/s   %.3e\n", double(live) * double(a.steps) / wall);
     std::printf("phase          seconds   share\n");

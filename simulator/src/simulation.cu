@@ -384,8 +384,12 @@ struct Simulation::Impl {
   // Neighbour lists at the current positions, with at least `wanted_skin`.
   void rebuild(double wanted_skin) {
     PhaseTimer timer(times.broadphase);
-    if (!finder || wanted_skin > skin) {
-      skin = std::max(skin, wanted_skin);
+    if (finder && wanted_skin != skin) {
+      skin = wanted_skin;
+      finder->set_skin(0.5 * skin);
+    }
+    if (!finder) {
+      skin = wanted_skin;
       BroadphaseOptions o;
       o.overlap = setup.collision == Collision::solid ? Overlap::solid : Overlap::hollow;
       o.method = Method::hsx;
@@ -432,6 +436,7 @@ struct Simulation::Impl {
     for (auto& p : partial) p.resize(std::size_t(max_chunks()));
     for_each_index(entries, detail::MarkSibling{view(), raw(nbr_row), raw(mark)});
     sib_count = compact(nullptr, sibs, &sib_rows);
+    built_at = step;
     ++times.rebuilds;
   }
 
@@ -854,7 +859,7 @@ struct Simulation::Impl {
 
   void one_step() {
     if (lists_stale) {  // reactions changed bodies: lists at the current positions
-      rebuild(skin);
+      rebuild(event_skin());
       lists_stale = false;
     }
     detail::SlotView v = view();
@@ -874,9 +879,14 @@ struct Simulation::Impl {
       need_rebuild = !(b.from_built <= 0.5 * skin);
       step_bound = b.step;
     }
+    last_step_bound = step_bound;
     if (need_rebuild) {
-      // Lists at the old positions that stay valid whatever this step accepts.
-      rebuild(std::max(skin, 2.0 * step_bound * (1.0 + 1e-9) + 1e-300));
+      // Lists at the old positions that stay valid whatever this step accepts. With an
+      // automatic skin shrunk for frequent events (event_skin), lists that the motion
+      // outlived in a step or two mean the skin should grow back.
+      double wanted = skin;
+      if (auto_skin() && step - built_at <= 2) wanted = std::min(base_skin, 2.0 * skin);
+      rebuild(std::max(wanted, 2.0 * step_bound * (1.0 + 1e-9) + 1e-300));
       v = view();
     }
     {
@@ -891,6 +901,23 @@ struct Simulation::Impl {
     ++times.steps;
   }
 
+  // The automatic skin (options.skin == 0) adapts to how long lists live. Events that
+  // restructure (births, moves to a membrane, growth) force a rebuild at the next step;
+  // at scale some event happens every step somewhere, so lists live a step or two and a
+  // skin for many steps of motion only makes them long. Then the skin halves, down to
+  // what a few steps of the recent motion need; when lists live long again it doubles,
+  // up to the default. The trajectory does not depend on the skin (tested), only speed.
+  bool auto_skin() const { return !(options.skin > 0); }
+  double event_skin() const {
+    if (!auto_skin()) return skin;
+    const uint64_t age = step - built_at;
+    if (age <= 2) return std::max(4.0 * last_step_bound, 0.5 * skin);
+    if (age >= 8) return std::min(base_skin, 2.0 * skin);
+    return skin;
+  }
+  uint64_t built_at = 0;
+  double base_skin = 0, last_step_bound = 0;
+
   double default_skin() const {
     double dmax = 0;
     for (const Kind& k : setup.kinds) dmax = std::max(dmax, k.diffusion);
@@ -902,7 +929,8 @@ struct Simulation::Impl {
     upload(h);
     finder.reset();
     skin = 0;
-    rebuild(options.skin > 0 ? options.skin : default_skin());
+    base_skin = options.skin > 0 ? options.skin : default_skin();
+    rebuild(base_skin);
     check_invariants();
   }
 };

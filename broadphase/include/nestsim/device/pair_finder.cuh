@@ -37,6 +37,11 @@ class PairFinder {
   PairFinder& operator=(PairFinder&&) noexcept;
 
   const BroadphaseOptions& options() const { return options_; }
+  // A new skin for the next find() (>= 0); the buffers are kept.
+  void set_skin(double skin) {
+    options_.skin = skin;
+    options_.validate();
+  }
 
   // Finds every pair among the bodies. Unless count_only, keys() then holds the
   // pairs as pair_key()s, sorted ascending. Returns the number of pairs.
