@@ -219,8 +219,10 @@ int simulate(sim::Simulation& simulation, io::H5mdWriter& writer, const sim::Set
       wall > 0 ? steps * double(bodies) / wall : 0);
   std::printf(
       "  time by phase: integrate %.2f s, broad phase %.2f s (%llu list builds), forces "
-      "%.2f s, output %.2f s; %llu moves rejected at membranes\n",
-      t.integrate, t.broadphase, static_cast<unsigned long long>(t.rebuilds), t.forces, t.output,
+      "%.2f s, reactions and events %.2f s, output %.2f s; %llu moves rejected at "
+      "membranes\n",
+      t.integrate, t.broadphase, static_cast<unsigned long long>(t.rebuilds), t.forces,
+      t.reactions, t.output,
       static_cast<unsigned long long>(simulation.rejected_moves()));
   std::printf("  backend %s; trajectory %s (%llu frames)\n",
               sim::Simulation::backend_name().c_str(), out.c_str(),
