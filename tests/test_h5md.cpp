@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "h5_read.h"
 #include "nestsim/io/h5md.h"
 #include "nestsim/io/model.h"
 #include "nestsim/io/placement.h"
@@ -417,20 +418,7 @@ sim::Frame frame_with_events(const sim::Setup& s, uint64_t k, std::vector<uint64
   return f;
 }
 
-std::string string_dataset(hid_t file, const char* path) {
-  const hid_t d = H5Dopen2(file, path, H5P_DEFAULT);
-  REQUIRE(d >= 0);
-  const hid_t type = H5Tcopy(H5T_C_S1);
-  H5Tset_size(type, H5T_VARIABLE);
-  H5Tset_cset(type, H5T_CSET_UTF8);
-  char* text = nullptr;
-  REQUIRE(H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, &text) >= 0);
-  std::string value = text;
-  H5free_memory(text);
-  H5Tclose(type);
-  H5Dclose(d);
-  return value;
-}
+using nestsim::testing::string_dataset;
 
 std::vector<std::string> string_array(hid_t file, const char* path) {
   const hid_t d = H5Dopen2(file, path, H5P_DEFAULT);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "h5_read.h"
 #include "cli_helpers.h"
 #include "nestsim/io/h5md.h"
 
@@ -48,17 +49,7 @@ bool same_frames(const std::string& a, const std::string& b) {
 std::string stored_string(const std::string& file, const char* name) {
   const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   REQUIRE(f >= 0);
-  const hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
-  REQUIRE(d >= 0);
-  const hid_t type = H5Tcopy(H5T_C_S1);
-  H5Tset_size(type, H5T_VARIABLE);
-  H5Tset_cset(type, H5T_CSET_UTF8);
-  char* text = nullptr;
-  REQUIRE(H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, &text) >= 0);
-  std::string value = text;
-  H5free_memory(text);
-  H5Tclose(type);
-  H5Dclose(d);
+  std::string value = nestsim::testing::string_dataset(f, name);
   H5Fclose(f);
   return value;
 }
