@@ -454,3 +454,49 @@ TEST_CASE("A + B <-> C reaches the detailed-balance equilibrium of the Doi model
   MESSAGE("A + B <-> C: expected <C> = " << expected << ", measured " << measured);
   CHECK(std::abs(measured - expected) < 0.04 * expected);
 }
+
+TEST_CASE("budding in a crowd pushes proteins aside, never across a membrane" *
+          doctest::timeout(300)) {
+  // 11% of the cell's lumen filled with proteins: a bud's mid-surface ball (radius 6.5)
+  // holds ~9 of them on average, so without the push a bud would find its place empty
+  // with probability ~e^-9, and almost none of the 40 would happen.
+  SetupBuilder b(3, 160, Boundary::periodic, 0.005, 61);
+  b.s.repulsion = 10;
+  const uint32_t cell = b.kind("cell", true, 50, 3, 0);
+  const uint32_t ves = b.kind("vesicle", true, 7, 1, 1);
+  const uint32_t lyso = b.kind("lysosome", true, 12, 1.5, 0.2);
+  const uint32_t cpx = b.kind("complex", false, 1, 1, 0.5);
+  b.s.kinds[cpx].membrane = true;
+  const uint32_t crowd = b.kind("crowd", false, 1.5, 1.5, 2);
+  const Vec centre{80, 80, 80};
+  const int64_t c = b.add(cell, centre);
+  std::mt19937_64 rng(62);
+  Vec p;
+  for (int k = 0; k < 3; ++k)
+    if (b.place(rng, 12, c, p)) b.add(lyso, p, c);
+  std::size_t crowders = 0;
+  for (int k = 0; k < 3500; ++k)
+    if (b.place(rng, 1.5, c, p, 50)) {
+      b.add(crowd, p, c);
+      ++crowders;
+    }
+  for (int k = 0; k < 40; ++k) b.add(cpx, on_sphere(centre, b.mid(c), rng), -1, c);
+  b.s.capacity = b.s.bodies.size() + 64;
+  b.s.reactions = {rule("bud", 20, 0, {term(cpx, Site::Where::on, cell)},
+                        {term(ves), term(cpx, Site::Where::on, ves)})};
+  Simulation sim(b.s);
+  std::size_t buds = 0;
+  for (int frame = 0; frame < 20; ++frame) {
+    sim.run(10);
+    const Frame f = sim.frame();
+    std::string what;
+    CHECK_MESSAGE(nesting_violations(b.s, f, what) == 0, what);
+    CHECK(count_kind(f, int32_t(crowd)) == crowders);
+    CHECK(count_kind(f, int32_t(cpx)) == 40);
+    buds = f.reaction_events[0];
+    CHECK(count_kind(f, int32_t(ves)) == buds);
+  }
+  MESSAGE("crowd: " << crowders << " proteins in the cell, " << buds << " buds of 40");
+  CHECK(crowders > 2500);
+  CHECK(buds > 20);
+}

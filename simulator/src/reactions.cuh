@@ -491,10 +491,11 @@ struct ExecutePairs {
 // Budding, "S on X -> V + S' on V" (or "... + S' in V"): a new compartment V is born in
 // X's lumen, touching X's inner surface where S sits: its centre on the ray from X's
 // centre through S, at l_X - r_V (l = r - q, the lumen radius), so (A) holds by
-// construction. S' goes onto V's membrane facing X's (or to V's centre, "in V"). It
-// happens only when V's mid-surface ball is clear of every other body in X's lumen (B),
-// and of the ball of every other bud in X this step with a higher priority (the claim's
-// random bits): no bias by slot or order.
+// construction. S' goes onto V's membrane facing X's (or to V's centre, "in V").
+// Proteins of X's lumen inside V's mid-surface ball are pushed out of it (PushPlan). It
+// happens only when no compartment of X is in the way (B), every push lands in a valid
+// place, and V's ball is clear of every other bud in X this step with a higher priority
+// (the claim's random bits): no bias by slot or order.
 //
 // Fusion, "V + Y -> Y": sibling compartments V and Y whose outer surfaces are within the
 // rule's radius merge: V disappears, Y's lumen volume grows by V's (l_Y'^3 = l_Y^3 +
@@ -732,20 +733,129 @@ struct BudSetup {
   }
 };
 
-// One thread per body j: blocks every bud whose ball j is in.
+// Budding in a crowded lumen: the free proteins of X whose centres lie in a bud's
+// mid-surface ball are pushed radially out of it, to the bud's outer surface plus their
+// own radius (the forming membrane sweeps them aside), when that point is inside X's
+// mid-surface, outside every other bud candidate's ball and outside every compartment
+// of X. A protein in the balls of two buds blocks both; compartments in the way block.
+struct PushView {
+  uint32_t* count = nullptr;  // per slot: the buds whose ball holds it
+  int32_t* by = nullptr;      // per slot: that bud, when there is one
+  const uint32_t* list = nullptr;  // the proteins to push, compacted
+  uint32_t n = 0;
+};
+
+// Is body j (a free body of the bud's X) inside bud c's mid-surface ball (grown by s)?
+NESTSIM_HD inline bool in_bud(const ReactionView& r, const EventList& e, uint32_t c, uint32_t j,
+                              double s) {
+  const double need = e.mid[c] + s;
+  const double p[3] = {e.centre[0][c], e.centre[1][c], e.centre[2][c]};
+  return point_dist2(r.v, p, j) < need * need;
+}
+
+// One thread per body j: compartments in a bud's way block it; proteins are counted for
+// a push.
 struct BudCheck {
   ReactionView r;
   EventList e;
+  PushView push;
   NESTSIM_HD void operator()(uint32_t j) const {
     if (r.v.empty(j) || r.v.membrane[j] >= 0) return;
     const int32_t pj = r.v.parent[j];
     if (pj < 0) return;
     for (uint32_t c = 0; c < e.count; ++c) {
       if (e.target[c] != pj || e.slot[c] == j) continue;
-      const double need = e.mid[c] + (r.v.compartment[j] ? r.v.mid(j) : 0.0);
-      const double p[3] = {e.centre[0][c], e.centre[1][c], e.centre[2][c]};
-      if (point_dist2(r.v, p, j) < need * need) atomic_fetch_max(&e.blocked[c], 1ull);
+      if (r.v.compartment[j]) {
+        if (in_bud(r, e, c, j, r.v.mid(j))) atomic_fetch_max(&e.blocked[c], 1ull);
+      } else if (in_bud(r, e, c, j, 0.0)) {
+        atomic_fetch_add(&push.count[j], 1u);
+        push.by[j] = int32_t(c);  // read only when the count is 1: then the one writer
+      }
     }
+  }
+};
+
+// One thread per body: a protein in two buds blocks both; else its destination (into
+// x_next) is checked against X's mid-surface and the other buds' balls.
+struct PushPlan {
+  ReactionView r;
+  EventList e;
+  PushView push;
+  NESTSIM_HD void operator()(uint32_t j) const {
+    const uint32_t n = push.count[j];
+    if (n == 0) return;
+    if (n > 1) {
+      for (uint32_t c = 0; c < e.count; ++c)
+        if (e.target[c] == r.v.parent[j] && e.slot[c] != j && in_bud(r, e, c, j, 0.0))
+          atomic_fetch_max(&e.blocked[c], 1ull);
+      return;
+    }
+    const uint32_t c = uint32_t(push.by[j]);
+    const int32_t vk = r.rules[e.rule[c]].product[0];
+    const double g[3] = {e.centre[0][c], e.centre[1][c], e.centre[2][c]};
+    double d[3] = {0, 0, 0}, n2 = 0;
+    NESTSIM_AXES(k, r.v.dim) {
+      d[k] = minimum_image(r.v.x[k][j] - g[k], r.v.space.edge[k], r.v.space.inv_edge[k]);
+      n2 += d[k] * d[k];
+    }
+    double len = std::sqrt(n2);
+    if (!(len > 0)) {
+      d[0] = 1;
+      d[1] = d[2] = 0;
+      len = 1;
+    }
+    double to[3] = {g[0], g[1], g[2]};
+    const double at = r.kind_radius[vk] + r.v.radius[j];
+    NESTSIM_AXES(k, r.v.dim) to[k] += d[k] / len * at;
+    r.v.wrap(to);
+    NESTSIM_UNROLL for (int k = 0; k < 3; ++k) r.v.x_next[k][j] = to[k];
+    bool ok = true;
+    const uint32_t x = uint32_t(e.target[c]);
+    const double mx = r.v.mid(x);
+    if (!(point_dist2(r.v, to, x) < mx * mx)) ok = false;
+    for (uint32_t o = 0; ok && o < e.count; ++o) {
+      if (o == c || e.target[o] != e.target[c]) continue;
+      const double need = e.mid[o];
+      double s2 = 0;
+      NESTSIM_AXES(k, r.v.dim) {
+        const double dd = minimum_image(to[k] - e.centre[k][o], r.v.space.edge[k], r.v.space.inv_edge[k]);
+        s2 += dd * dd;
+      }
+      if (s2 < need * need) ok = false;
+    }
+    if (!ok) atomic_fetch_max(&e.blocked[c], 1ull);
+  }
+};
+
+// One thread per body k: a compartment of X that a pushed protein's destination falls
+// into blocks that push's bud.
+struct PushCheck {
+  ReactionView r;
+  EventList e;
+  PushView push;
+  NESTSIM_HD void operator()(uint32_t k) const {
+    if (r.v.empty(k) || !r.v.compartment[k] || r.v.membrane[k] >= 0) return;
+    const double m = r.v.mid(k);
+    for (uint32_t q = 0; q < push.n; ++q) {
+      const uint32_t j = push.list[q];
+      const uint32_t c = uint32_t(push.by[j]);
+      if (r.v.parent[k] != e.target[c]) continue;
+      const double to[3] = {r.v.x_next[0][j], r.v.x_next[1][j], r.v.x_next[2][j]};
+      if (point_dist2(r.v, to, k) < m * m) atomic_fetch_max(&e.blocked[c], 1ull);
+    }
+  }
+};
+
+// The pushes of the buds that happen; every count back to 0.
+struct PushApply {
+  ReactionView r;
+  EventList e;
+  PushView push;
+  const uint32_t* fits = nullptr;
+  NESTSIM_HD void operator()(uint32_t q) const {
+    const uint32_t j = push.list[q];
+    if (fits[push.by[j]])
+      NESTSIM_UNROLL for (int k = 0; k < 3; ++k) r.v.x[k][j] = r.v.x_next[k][j];
   }
 };
 

@@ -208,6 +208,8 @@ struct Simulation::Impl {
   thrust::device_vector<uint32_t> ev_slot, ev_fits, ev_rank;
   thrust::device_vector<double> ev_centre[3], ev_mid, ev_aux;
   thrust::device_vector<unsigned long long> ev_blocked;
+  thrust::device_vector<uint32_t> push_count, push_list;  // budding in a crowd
+  thrust::device_vector<int32_t> push_by;
 
   detail::SlotView view() {
     detail::SlotView v;
@@ -717,6 +719,10 @@ struct Simulation::Impl {
       if (pair_rule.empty()) pair_rule.resize(1024);
       if (fusion_rules)
         for (auto* b : {&fuse_into, &ev_v, &ev_y}) b->assign(n, -1);
+      if (bud_rules) {
+        push_count.assign(n, 0u);
+        push_by.assign(n, -1);
+      }
     }
     detail::ReactionView r = reaction_view(view());
     for_each_slot(used, detail::UniCandidates{r});
@@ -832,19 +838,39 @@ struct Simulation::Impl {
     detail::EventList e = event_list(Buds{raw(uni_rule), raw(rules)});
     if (e.count == 0) return;
     for_each_slot(e.count, detail::BudSetup{r, e});
-    for_each_slot(used, detail::BudCheck{r, e});
+    detail::PushView push;
+    push.count = raw(push_count);
+    push.by = raw(push_by);
+    for_each_slot(used, detail::BudCheck{r, e, push});
+    for_each_slot(used, detail::PushPlan{r, e, push});
+    const auto first = thrust::counting_iterator<uint32_t>(0);
+    push.n = uint32_t(thrust::count_if(thrust::device, first, first + used, Pushed{push.count}));
+    if (push.n > 0) {
+      if (push_list.size() < push.n) push_list.resize(std::max<std::size_t>(2 * push.n, 64));
+      thrust::copy_if(thrust::device, first, first + used, push_list.begin(), Pushed{push.count});
+      push.list = raw(push_list);
+      for_each_slot(used, detail::PushCheck{r, e, push});
+    }
     for_each_slot(e.count, detail::BudPairs{r, e, raw(ev_fits)});
     thrust::exclusive_scan(thrust::device, ev_fits.begin(), ev_fits.begin() + e.count,
                            ev_rank.begin(), 0u);
     const uint32_t born = ev_rank[e.count - 1] + ev_fits[e.count - 1];
-    if (born == 0) return;
-    const uint32_t last = gather_free_slots(born, "buds");
-    r.free_slots = raw(free_slots);
-    r.next_id = next_id;
-    for_each_slot(e.count, detail::BudExecute{r, e, raw(ev_fits), raw(ev_rank)});
-    used = std::max(used, last + 1);
-    next_id += born;
+    if (born > 0) {
+      const uint32_t last = gather_free_slots(born, "buds");
+      r.free_slots = raw(free_slots);
+      r.next_id = next_id;
+      for_each_slot(e.count, detail::BudExecute{r, e, raw(ev_fits), raw(ev_rank)});
+      for_each_slot(push.n, detail::PushApply{r, e, push, raw(ev_fits)});
+      used = std::max(used, last + 1);
+      next_id += born;
+    }
+    thrust::fill_n(thrust::device, push_count.begin(), used, 0u);
   }
+  // Proteins counted in exactly one bud's ball: pushed if that bud happens.
+  struct Pushed {
+    const uint32_t* count;
+    NESTSIM_HD bool operator()(uint32_t s) const { return count[s] == 1; }
+  };
 
   std::vector<bool> rule_restructures;
   unsigned long long events_seen = 0;  // of the rules that restructure
