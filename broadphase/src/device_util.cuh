@@ -18,6 +18,7 @@
 #include "grid.cuh"
 #include "kernels.cuh"
 #include "nestsim/broadphase.h"
+#include "nestsim/device/exec.cuh"
 
 namespace nestsim::detail {
 
@@ -43,18 +44,23 @@ void ensure_size(thrust::device_vector<T>& v, std::size_t n) {
 template <class F, class Index>
 void for_each_index(Index n, F f) {
   if (n == 0) return;
-  thrust::for_each_n(thrust::device, thrust::counting_iterator<Index>(0), n, f);
+  thrust::for_each_n(nosync(), thrust::counting_iterator<Index>(0), n, f);
 }
 
-// Exclusive scan of counts[0..n) into offsets[0..n]; returns the total. counts must
-// have room for n + 1 entries.
+// Exclusive scan of counts[0..n) into offsets[0..n], left on the device (offsets[n]
+// is the total); offsets[0] is written only when the buffer is new (it stays 0).
 template <class Policy>
-uint64_t scan_counts(const Policy& exec, thrust::device_vector<uint64_t>& counts,
+void scan_counts_async(const Policy& exec, const thrust::device_vector<uint64_t>& counts,
+                       thrust::device_vector<uint64_t>& offsets, std::size_t n) {
+  ensure_size(offsets, n + 1);  // a new buffer is zero-filled
+  thrust::inclusive_scan(exec, counts.begin(), counts.begin() + n, offsets.begin() + 1);
+}
+
+// The same, returning the total to the host (which waits for it).
+template <class Policy>
+uint64_t scan_counts(const Policy& exec, const thrust::device_vector<uint64_t>& counts,
                      thrust::device_vector<uint64_t>& offsets, std::size_t n) {
-  ensure_size(offsets, n + 1);
-  counts[n] = 0;
-  thrust::exclusive_scan(exec, counts.begin(), counts.begin() + n + 1, offsets.begin(),
-                         uint64_t(0));
+  scan_counts_async(exec, counts, offsets, n);
   return offsets[n];
 }
 
@@ -181,7 +187,7 @@ struct SmallGrid {
              uint32_t n, LevelView<Real>& v) {
     const std::size_t table = grid.table_size;
     ensure_size(bucket_count, table + 1);
-    thrust::fill_n(thrust::device, bucket_count.begin(), table + 1, 0u);
+    thrust::fill_n(nosync(), bucket_count.begin(), table + 1, 0u);
     ensure_size(bucket_of, n);
     ensure_size(rank, n);
     ensure_size(cell_key, n);

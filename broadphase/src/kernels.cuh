@@ -26,19 +26,33 @@ struct BodyArrays {
 };
 
 // Where a pair step puts its result: counts per item, or pairs at given offsets.
-struct PairSink {
-  uint64_t* counts = nullptr;         // counting pass
-  const uint64_t* offsets = nullptr;  // writing pass
-  uint64_t* out = nullptr;            // writing pass
-};
-
+// `base` (optional, on the device) is added to every offset, so that the steps of one
+// find() append to one buffer without the host learning each step's total; a pair
+// whose place falls at or beyond `capacity` is dropped (the caller sees the total
+// exceed the capacity, grows the buffer and runs again).
 template <bool Write>
 struct PairEmitter {
   uint64_t* out;
   uint64_t next;
+  uint64_t capacity;
   NESTSIM_HD void emit(uint32_t a, uint32_t b) {
-    if (Write) out[next] = device::pair_key(a, b);
+    if (Write && next < capacity) out[next] = device::pair_key(a, b);
     ++next;
+  }
+};
+
+struct PairSink {
+  uint64_t* counts = nullptr;         // counting pass
+  const uint64_t* offsets = nullptr;  // writing pass: items + 1 entries
+  uint64_t* out = nullptr;            // writing pass
+  const uint64_t* base = nullptr;     // writing pass, optional
+  uint64_t capacity = ~uint64_t(0);
+
+  // Writing pass: true when the item found no pair in the counting pass.
+  NESTSIM_HD bool nothing_at(uint64_t item) const { return offsets[item + 1] == offsets[item]; }
+  template <bool Write>
+  NESTSIM_HD PairEmitter<Write> emitter(uint64_t item) const {
+    return PairEmitter<Write>{out, Write ? (base ? *base : 0) + offsets[item] : 0, capacity};
   }
 };
 
@@ -60,12 +74,13 @@ struct BrutePairs {
   PairSink sink;
 
   NESTSIM_HD void operator()(uint32_t item) const {
+    if (Write && sink.nothing_at(item)) return;
     const uint32_t i = begin + item;
     Real pi[3] = {0, 0, 0}, pj[3] = {0, 0, 0};
     bodies.load(i, Dim, pi);
     const Real ri = bodies.radius[i], qi = bodies.thickness[i];
     const uint32_t id_i = bodies.id_of(i);
-    PairEmitter<Write> e{sink.out, Write ? sink.offsets[item] : 0};
+    PairEmitter<Write> e = sink.template emitter<Write>(item);
     for (uint32_t j = i + 1; j < end; ++j) {
       bodies.load(j, Dim, pj);
       if (exact_pair(space, pi, ri, qi, pj, bodies.radius[j], bodies.thickness[j]))
@@ -193,6 +208,7 @@ struct SmallPairs {
   PairSink sink;
 
   NESTSIM_HD void operator()(uint32_t a) const {
+    if (Write && sink.nothing_at(a)) return;
     const GridSpec& g = v.grid;
     Real pa[3] = {0, 0, 0};
     v.small.load(a, Dim, pa);
@@ -208,7 +224,7 @@ struct SmallPairs {
       off_lo[d] = (g.periodic && g.n[d] < 3) ? 0 : -1;
       off_hi[d] = (g.periodic && g.n[d] == 1) ? 0 : 1;
     }
-    PairEmitter<Write> e{sink.out, Write ? sink.offsets[a] : 0};
+    PairEmitter<Write> e = sink.template emitter<Write>(a);
     struct Test {
       const LevelView<Real>& v;
       const Real* pa;
@@ -285,6 +301,7 @@ struct LargePairs {
   PairSink sink;
 
   NESTSIM_HD void operator()(uint64_t t) const {
+    if (Write && sink.nothing_at(t)) return;
     // The large body that owns task t: last l with task_start[l] <= t.
     uint32_t lo = 0, hi = v.large_count;  // task_start[lo] <= t < task_start[hi]
     while (hi - lo > 1) {
@@ -299,7 +316,7 @@ struct LargePairs {
     double x[3] = {double(pl[0]), double(pl[1]), double(pl[2])};
     const double outer = v.large_outer(rl);
     const LargePlan plan = plan_large<Dim>(v.grid, x, outer, v.small_count);
-    PairEmitter<Write> e{sink.out, Write ? sink.offsets[t] : 0};
+    PairEmitter<Write> e = sink.template emitter<Write>(t);
     RimVisitor<Real, Dim, Write> visit{&v, pl, rl, ql, v.large.id[l], &e};
     if (plan.direct) {
       Real ps[3] = {0, 0, 0};

@@ -17,6 +17,9 @@
 //     L (4.3), count -> scan -> write (4.2), exact test (equation 3) on every candidate;
 //  7. the pair keys sorted: pairs come out sorted by (i, j), whatever the backend.
 #include <thrust/binary_search.h>
+#if defined(NESTSIM_BACKEND_CUDA)
+#include <cub/device/device_radix_sort.cuh>
+#endif
 #include <thrust/copy.h>
 #include <thrust/execution_policy.h>
 #include <thrust/fill.h>
@@ -90,6 +93,7 @@ NESTSIM_HD inline int natural_level(double diameter, double d0) {
 }
 
 constexpr int kLevels = 64;
+#if !defined(NESTSIM_BACKEND_CUDA)
 constexpr uint32_t kHistogramChunk = 256;
 
 // Levels of a chunk of bodies, histogrammed locally then added with one atomic per bin.
@@ -115,13 +119,65 @@ struct LevelHistogram {
   }
 };
 
+#else
+// The same on the GPU: one thread per body, a shared histogram per block (peers with
+// the same level add once, __match_any_sync), one global atomic per bin and block.
+template <class Real>
+__global__ void level_histogram_kernel(const Real* radius, uint32_t n, double d0, double pad,
+                                       uint8_t* level, uint32_t* histogram) {
+  __shared__ uint32_t local[kLevels];
+  for (int k = threadIdx.x; k < kLevels; k += blockDim.x) local[k] = 0;
+  __syncthreads();
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const int k = natural_level(2.0 * double(radius[i]) + pad, d0);
+    level[i] = static_cast<uint8_t>(k);
+    const unsigned peers = __match_any_sync(__activemask(), k);
+    if (int(threadIdx.x & 31u) == __ffs(peers) - 1) atomicAdd(&local[k], unsigned(__popc(peers)));
+  }
+  __syncthreads();
+  for (int k = threadIdx.x; k < kLevels; k += blockDim.x)
+    if (local[k]) atomicAdd(&histogram[k], local[k]);
+}
+#endif
+
+template <class Real>
+void level_histogram(const Real* radius, uint32_t n, double d0, double pad, uint8_t* level,
+                     uint32_t* histogram) {
+#if defined(NESTSIM_BACKEND_CUDA)
+  const uint32_t threads = 256;
+  const uint32_t blocks = std::min<uint32_t>((n + threads - 1) / threads, 2048);
+  level_histogram_kernel<Real><<<blocks, threads>>>(radius, n, d0, pad, level, histogram);
+  NESTSIM_CUDA_CHECK(cudaGetLastError());
+#else
+  const uint32_t chunks = (n + kHistogramChunk - 1) / kHistogramChunk;
+  for_each_index(chunks, LevelHistogram<Real>{radius, n, d0, pad, level, histogram});
+#endif
+}
+
+#if !defined(NESTSIM_BACKEND_CUDA)
 struct InGroup {
   uint8_t group;
   NESTSIM_HD bool operator()(uint8_t g) const { return g == group; }
 };
+#endif
 
-struct NonZero {
-  NESTSIM_HD bool operator()(uint64_t count) const { return count != 0; }
+struct PackKey {
+  int bits;
+  NESTSIM_HD uint64_t operator()(uint64_t key) const {
+    return (uint64_t(device::pair_first(key)) << bits) | device::pair_second(key);
+  }
+};
+struct UnpackKey {
+  int bits;
+  NESTSIM_HD uint64_t operator()(uint64_t packed) const {
+    return ((packed >> bits) << 32) | (packed & ((uint64_t(1) << bits) - 1));
+  }
+};
+
+struct AddTotal {
+  uint64_t* total;
+  const uint64_t* add;
+  NESTSIM_HD void operator()(int) const { *total += *add; }
 };
 
 struct GroupTable {
@@ -141,14 +197,19 @@ struct Group {
 };
 
 // Rim cells a large body walks per small body before its level is merged upwards
-// (measured on the H100, bench/NOTES.md v4: 0.25 beats 1, 4, 16, 64 and 0.0625).
+// (bench/NOTES.md v4 and v5: on the H100 1 since the per-level host round trips are
+// gone; on 2 CPU cores 0.25, 1 costs a third more at 1e6, phi 0.1).
 // Both can be overridden for tuning experiments: NESTSIM_HSX_RIM_PER_SMALL,
 // NESTSIM_HSX_BRUTE_REMAINDER (bench/NOTES.md).
 double env_or(const char* name, double fallback) {
   const char* v = std::getenv(name);
   return v ? std::atof(v) : fallback;
 }
+#if defined(NESTSIM_BACKEND_CUDA)
+const double kRimPerSmall = env_or("NESTSIM_HSX_RIM_PER_SMALL", 1.0);
+#else
 const double kRimPerSmall = env_or("NESTSIM_HSX_RIM_PER_SMALL", 0.25);
+#endif
 // Remaining bodies finished by brute force.
 const uint32_t kBruteRemainder = uint32_t(env_or("NESTSIM_HSX_BRUTE_REMAINDER", 128));
 
@@ -213,7 +274,7 @@ struct PairFinder<Real>::State {
   thrust::device_vector<Real> g_pos[3], g_r, g_q;
   detail::SmallGrid<Real> small_grid;  // the level's grid
   // pair assembly
-  thrust::device_vector<uint64_t> task_count, task_start, counts, offsets, active;
+  thrust::device_vector<uint64_t> task_count, task_start, counts, offsets;
   thrust::device_vector<uint64_t> keys;
   uint64_t pair_count = 0;
   detail::CachingAllocator alloc;  // Thrust temporaries, kept across calls
@@ -223,39 +284,57 @@ struct PairFinder<Real>::State {
   Space<Real> space;
   bool count_only = false;
 
-  // Appends `total` pairs: makes room, returns where they go.
-  uint64_t* reserve(uint64_t total) {
-    const uint64_t need = pair_count + total;
-    if (keys.size() < need) {
-      thrust::device_vector<uint64_t> bigger(std::max<uint64_t>(need, keys.size() * 3 / 2));
-      thrust::copy_n(thrust::device, keys.begin(), pair_count, bigger.begin());
-      keys.swap(bigger);
-    }
-    return raw(keys) + pair_count;
-  }
+  // The running pair total of this find(), on the device: each step appends after it
+  // without the host reading the step's count (bench/NOTES.md v5).
+  thrust::device_vector<uint64_t> total;
 
-  // count -> scan -> write for a functor family over `items` items.
+  // count -> scan -> write for a functor family over `items` items; the write pass
+  // runs over every item (those that counted nothing return at once) and places its
+  // pairs after the running total, which a one-thread step then advances.
   template <template <class, int, bool> class Step, int Dim, class Index, class... Args>
   void emit_pairs(Index items, Args... args) {
-    ensure_size(counts, std::size_t(items) + 1);
+    if (items == 0) return;
+    ensure_size(counts, std::size_t(items));
     PairSink sink;
     sink.counts = raw(counts);
     for_each_index(items, Step<Real, Dim, false>{args..., sink});
-    const uint64_t total = scan_counts(detail::policy(alloc), counts, offsets, items);
-    if (count_only || total == 0) {
-      pair_count += total;
-      return;
+    detail::scan_counts_async(detail::policy(alloc), counts, offsets, items);
+    if (!count_only) {
+      sink.offsets = raw(offsets);
+      sink.out = raw(keys);
+      sink.base = raw(total);
+      sink.capacity = keys.size();
+      for_each_index(items, Step<Real, Dim, true>{args..., sink});
     }
-    sink.offsets = raw(offsets);
-    sink.out = reserve(total);
-    // Only the items that found pairs run again to write them.
-    ensure_size(active, std::size_t(items));
-    const auto active_end =
-        thrust::copy_if(detail::policy(alloc), thrust::counting_iterator<uint64_t>(0),
-                        thrust::counting_iterator<uint64_t>(uint64_t(items)), counts.begin(),
-                        active.begin(), NonZero{});
-    thrust::for_each(thrust::device, active.begin(), active_end, Step<Real, Dim, true>{args..., sink});
-    pair_count += total;
+    for_each_index(1, AddTotal{raw(total), raw(offsets) + items});
+  }
+
+  // Sorts keys[0, pair_count) ascending. On CUDA, a pair (i, j) of n bodies needs only
+  // 2 b bits, b = bits of n - 1: the keys are packed to (i << b) | j, radix-sorted on
+  // those bits (5 passes of 8 bits at n = 1e6 instead of 8) and unpacked.
+  thrust::device_vector<uint64_t> keys_alt;
+  void sort_keys(uint32_t n) {
+    const uint64_t p = pair_count;
+    if (p < 2) return;
+#if defined(NESTSIM_BACKEND_CUDA)
+    int b = 1;
+    while (b < 32 && (uint64_t(1) << b) < uint64_t(n)) ++b;
+    ensure_size(keys_alt, p);
+    thrust::transform(detail::nosync(), keys.begin(), keys.begin() + p, keys_alt.begin(),
+                      PackKey{b});
+    cub::DoubleBuffer<uint64_t> buffers(raw(keys_alt), raw(keys));
+    std::size_t bytes = 0;
+    NESTSIM_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, buffers, p, 0, 2 * b));
+    char* temp = alloc.allocate(std::ptrdiff_t(bytes));
+    NESTSIM_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp, bytes, buffers, p, 0, 2 * b));
+    alloc.deallocate(temp, bytes);
+    thrust::transform(detail::nosync(), thrust::device_pointer_cast(buffers.Current()),
+                      thrust::device_pointer_cast(buffers.Current()) + p, keys.begin(),
+                      UnpackKey{b});
+#else
+    (void)n;
+    thrust::sort(detail::policy(alloc), keys.begin(), keys.begin() + p);
+#endif
   }
 
   template <int Dim>
@@ -288,9 +367,8 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
   // Natural levels and their histogram.
   ensure_size(natural, n);
   ensure_size(histogram, kLevels);
-  thrust::fill_n(thrust::device, histogram.begin(), kLevels, 0u);
-  const uint32_t chunks = (n + kHistogramChunk - 1) / kHistogramChunk;
-  for_each_index(chunks, LevelHistogram<Real>{in.radius, n, d0, pad, raw(natural), raw(histogram)});
+  thrust::fill_n(detail::nosync(), histogram.begin(), kLevels, 0u);
+  level_histogram(in.radius, n, d0, pad, raw(natural), raw(histogram));
   std::vector<uint32_t> host_histogram(kLevels);
   thrust::copy_n(histogram.begin(), kLevels, host_histogram.begin());
   const std::vector<Group> groups = plan_groups(host_histogram, Dim, n);
@@ -303,31 +381,38 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
     table.group_of_level[k] = static_cast<uint8_t>(g);
   }
   ensure_size(group_key, n);
-  thrust::transform(thrust::device, natural.begin(), natural.begin() + n, group_key.begin(),
+  thrust::transform(detail::nosync(), natural.begin(), natural.begin() + n, group_key.begin(),
                     LevelToGroup{table});
   ensure_size(order, n);
   phase.mark("bounds, level histogram");
-  // Stable partition by group: the group sizes are known from the histogram, so each
-  // group's ids are one stream compaction into its own range (section 4: "indicator
-  // sequences and prefix sums").
+  // Stable partition by group (section 4: "indicator sequences and prefix sums"). On
+  // the GPU one stable radix sort of the ids by their 8-bit group (no host round trip);
+  // on the CPU one stream compaction per group into its range.
+#if defined(NESTSIM_BACKEND_CUDA)
+  thrust::sequence(detail::nosync(), order.begin(), order.begin() + n);
+  if (groups.size() > 1)
+    thrust::stable_sort_by_key(detail::policy(alloc), group_key.begin(), group_key.begin() + n,
+                               order.begin());
+#else
   if (groups.size() == 1) {
-    thrust::sequence(thrust::device, order.begin(), order.begin() + n);
+    thrust::sequence(detail::nosync(), order.begin(), order.begin() + n);
   } else {
     for (std::size_t g = 0; g < groups.size(); ++g)
       thrust::copy_if(detail::policy(alloc), thrust::counting_iterator<uint32_t>(0),
                       thrust::counting_iterator<uint32_t>(n), group_key.begin(),
                       order.begin() + groups[g].begin, InGroup{uint8_t(g)});
   }
+#endif
   for (int a = 0; a < Dim; ++a) {
     ensure_size(g_pos[a], n);
-    thrust::gather(thrust::device, order.begin(), order.begin() + n,
+    thrust::gather(detail::nosync(), order.begin(), order.begin() + n,
                    thrust::device_pointer_cast(in.pos[a]), g_pos[a].begin());
   }
   ensure_size(g_r, n);
   ensure_size(g_q, n);
-  thrust::gather(thrust::device, order.begin(), order.begin() + n,
+  thrust::gather(detail::nosync(), order.begin(), order.begin() + n,
                  thrust::device_pointer_cast(in.radius), g_r.begin());
-  thrust::gather(thrust::device, order.begin(), order.begin() + n,
+  thrust::gather(detail::nosync(), order.begin(), order.begin() + n,
                  thrust::device_pointer_cast(in.thickness), g_q.begin());
 
   phase.mark("group order, gather");
@@ -343,7 +428,7 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
     std::fprintf(stderr, "hsx: n=%u d0=%g pad=%g groups=%zu\n", n, d0, pad, groups.size());
   for (const Group& group : groups) {
     const auto t0 = std::chrono::steady_clock::now();
-    const uint64_t pairs_before = pair_count;
+    const uint64_t pairs_before = trace ? uint64_t(total[0]) : 0;
     if (trace && group.brute)
       std::fprintf(stderr, "  brute over %u bodies\n", n - group.begin);
     if (group.brute) {
@@ -363,7 +448,7 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
                    "%.3f ms\n",
                    group.top_level, d, small_count, n - group.end, cells,
                    grid.dense ? "dense" : "hashed", (unsigned long long)grid.table_size,
-                   (unsigned long long)(pair_count - pairs_before), ms);
+                   (unsigned long long)(uint64_t(total[0]) - pairs_before), ms);
     }
   }
 }
@@ -401,7 +486,7 @@ void PairFinder<Real>::State::level(const Group& group, const GridSpec& grid, ui
   if (nl == 0) return;
 
   // Large-small pairs: tasks per large body, then count -> scan -> write over tasks.
-  ensure_size(task_count, std::size_t(nl) + 1);
+  ensure_size(task_count, std::size_t(nl));
   for_each_index(nl, detail::CountLargeTasks<Real, Dim>{v, raw(task_count)});
   const uint64_t tasks = scan_counts(detail::policy(alloc), task_count, task_start, nl);
   if (tasks == 0) return;
@@ -450,9 +535,26 @@ uint64_t PairFinder<Real>::find(const SphereView<Real>& bodies, bool count_only)
   in.thickness = raw(s.q_eff);
 
   const bool three = options_.domain.dim == 3;
+  // brute and hsx append to keys after a running total kept on the device; the host
+  // reads it once at the end. If it exceeds the buffer (the first call, or more pairs
+  // than ever before), the buffer grows and the same deterministic work runs again.
+  auto appending = [&](auto&& run) {
+    ensure_size(s.total, 1);
+    if (s.keys.empty()) detail::ensure_size(s.keys, std::max<std::size_t>(1024, n));
+    for (;;) {
+      thrust::fill_n(detail::nosync(), s.total.begin(), 1, uint64_t(0));
+      run();
+      s.pair_count = s.total[0];
+      if (count_only || s.pair_count <= s.keys.size()) return;
+      detail::ensure_size(s.keys, std::size_t(s.pair_count + s.pair_count / 4));
+      s.phase.mark("(pair buffer grown: again)");
+    }
+  };
   switch (options_.method) {
     case Method::brute:
-      if (three) s.template brute<3>(in, 0, n); else s.template brute<2>(in, 0, n);
+      appending([&] {
+        if (three) s.template brute<3>(in, 0, n); else s.template brute<2>(in, 0, n);
+      });
       return s.pair_count;  // rows in index order: already sorted
     case Method::brute_tiled:
     case Method::brute_balanced:
@@ -461,7 +563,9 @@ uint64_t PairFinder<Real>::find(const SphereView<Real>& bodies, bool count_only)
                                                   s.pairwise);
       return s.pair_count;
     case Method::hsx:
-      if (three) s.template hsx<3>(options_, in, n); else s.template hsx<2>(options_, in, n);
+      appending([&] {
+        if (three) s.template hsx<3>(options_, in, n); else s.template hsx<2>(options_, in, n);
+      });
       break;
     case Method::grid_uniform:  // solid_grids.cu; keys unsorted
       s.pair_count = s.solid_grids.uniform(options_, in, n, s.space, count_only, s.keys);
@@ -470,8 +574,7 @@ uint64_t PairFinder<Real>::find(const SphereView<Real>& bodies, bool count_only)
       s.pair_count = s.solid_grids.aabb(options_, in, n, s.space, count_only, s.keys);
       break;
   }
-  if (!count_only)
-    thrust::sort(detail::policy(s.alloc), s.keys.begin(), s.keys.begin() + s.pair_count);
+  if (!count_only) s.sort_keys(n);
   s.phase.mark("sort pairs");
   return s.pair_count;
 }

@@ -171,7 +171,7 @@ struct AabbCellPairs {
     Real pi[3] = {0, 0, 0}, pj[3] = {0, 0, 0};
     bodies.load(i, Dim, pi);
     const Real ri = bodies.radius[i], qi = bodies.thickness[i];
-    PairEmitter<Write> emitter{sink.out, Write ? sink.offsets[e] : 0};
+    PairEmitter<Write> emitter = sink.template emitter<Write>(e);
     for (uint64_t f = e + 1; f < entries && cell_key[f] == key; ++f) {
       const uint32_t j = body[f];
       bool first = true;

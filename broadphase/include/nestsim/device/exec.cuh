@@ -76,12 +76,26 @@ class CachingAllocator {
   std::map<char*, std::size_t> used_;
 };
 
-// The policy for Thrust calls that allocate temporaries.
+// The policy for Thrust calls that allocate temporaries. On CUDA it does not
+// synchronise after each call (par_nosync): the broad phase queues its kernels on the
+// default stream and the host waits only where it reads a result back (a count, a
+// reduction), which a copy to the host does by itself. Stream order keeps every call
+// after the one before it, and temporaries handed back to the caching allocator are
+// only reused by later work on the same stream.
 inline auto policy(CachingAllocator& alloc) {
 #if defined(NESTSIM_BACKEND_CUDA)
-  return thrust::cuda::par(alloc);
+  return thrust::cuda::par_nosync(alloc);
 #else
   return thrust::omp::par(alloc);
+#endif
+}
+
+// The same without an allocator, for calls that need no temporaries.
+inline auto nosync() {
+#if defined(NESTSIM_BACKEND_CUDA)
+  return thrust::cuda::par_nosync;
+#else
+  return thrust::omp::par;
 #endif
 }
 
