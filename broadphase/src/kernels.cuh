@@ -5,6 +5,11 @@
 #pragma once
 #include <cstdint>
 
+#if defined(__CUDACC__)
+#include <cooperative_groups.h>
+#include <cooperative_groups/scan.h>
+#endif
+
 #include "grid.cuh"
 #include "nestsim/device/pair_finder.cuh"
 #include "nestsim/predicates.h"
@@ -25,11 +30,17 @@ struct BodyArrays {
   }
 };
 
-// Where a pair step puts its result: counts per item, or pairs at given offsets.
-// `base` (optional, on the device) is added to every offset, so that the steps of one
-// find() append to one buffer without the host learning each step's total; a pair
-// whose place falls at or beyond `capacity` is dropped (the caller sees the total
-// exceed the capacity, grows the buffer and runs again).
+// Where a pair step puts its result. Two ways, chosen per find():
+//  - count -> scan -> write (section 4.2): the counting pass stores each item's count,
+//    the writing pass its pairs at `offsets` (plus `base`, a running total on the
+//    device, so that the steps of one find() append to one buffer without the host
+//    learning each step's total);
+//  - fused (`total` set; the CUDA backend's HSX): one pass; each item keeps its first
+//    kPairBuffer pairs in a local buffer, reserves its place with one atomic add per
+//    warp on `total`, and copies them out (or, with more pairs, walks again writing).
+//    Places depend on timing; the final sort makes the output deterministic.
+// A pair whose place is at or beyond `capacity` is dropped: the caller sees the total
+// exceed the capacity, grows the buffer and runs again.
 template <bool Write>
 struct PairEmitter {
   uint64_t* out;
@@ -41,11 +52,40 @@ struct PairEmitter {
   }
 };
 
+constexpr uint32_t kPairBuffer = 8;
+
+struct BufferEmitter {
+  uint64_t buffer[kPairBuffer];
+  uint64_t next = 0;
+  NESTSIM_HD void emit(uint32_t a, uint32_t b) {
+    if (next < kPairBuffer) buffer[next] = device::pair_key(a, b);
+    ++next;
+  }
+};
+
+// Reserves `count` places after *total; returns the first. On the GPU the threads of a
+// warp that reserve together add once (coalesced group scan).
+NESTSIM_HD inline uint64_t reserve_places(unsigned long long* total, uint64_t count) {
+#if defined(__CUDA_ARCH__)
+  namespace cg = cooperative_groups;
+  const cg::coalesced_group g = cg::coalesced_threads();
+  const unsigned long long mine = count;
+  const unsigned long long before = cg::exclusive_scan(g, mine);
+  unsigned long long first = 0;
+  if (g.thread_rank() == g.size() - 1) first = atomicAdd(total, before + mine);
+  first = g.shfl(first, g.size() - 1);
+  return first + before;
+#else
+  return atomic_fetch_add(total, static_cast<unsigned long long>(count));
+#endif
+}
+
 struct PairSink {
   uint64_t* counts = nullptr;         // counting pass
   const uint64_t* offsets = nullptr;  // writing pass: items + 1 entries
-  uint64_t* out = nullptr;            // writing pass
+  uint64_t* out = nullptr;            // writing pass, fused pass
   const uint64_t* base = nullptr;     // writing pass, optional
+  unsigned long long* total = nullptr;  // fused pass
   uint64_t capacity = ~uint64_t(0);
 
   // Writing pass: true when the item found no pair in the counting pass.
@@ -55,6 +95,35 @@ struct PairSink {
     return PairEmitter<Write>{out, Write ? (base ? *base : 0) + offsets[item] : 0, capacity};
   }
 };
+
+// Runs step.walk(item, emitter) in the pass the sink and Write ask for.
+template <bool Write, class Step, class Index>
+NESTSIM_HD inline void run_pair_step(const Step& step, Index item, const PairSink& sink) {
+  if (Write) {
+    if (sink.nothing_at(item)) return;
+    PairEmitter<true> e = sink.template emitter<true>(item);
+    step.walk(item, e);
+    return;
+  }
+  if (!sink.total) {
+    PairEmitter<false> e{nullptr, 0, 0};
+    step.walk(item, e);
+    sink.counts[item] = e.next;
+    return;
+  }
+  BufferEmitter e;
+  step.walk(item, e);
+  if (e.next == 0) return;
+  const uint64_t first = reserve_places(sink.total, e.next);
+  if (first >= sink.capacity) return;  // counting only, or the buffer is full
+  if (e.next <= kPairBuffer) {
+    for (uint64_t k = 0; k < e.next; ++k)
+      if (first + k < sink.capacity) sink.out[first + k] = e.buffer[k];
+  } else {
+    PairEmitter<true> w{sink.out, first, sink.capacity};
+    step.walk(item, w);
+  }
+}
 
 // The exact test, equation (3); solid mode reaches here with thickness == radius.
 template <class Real>
@@ -73,20 +142,19 @@ struct BrutePairs {
   uint32_t begin, end;
   PairSink sink;
 
-  NESTSIM_HD void operator()(uint32_t item) const {
-    if (Write && sink.nothing_at(item)) return;
+  NESTSIM_HD void operator()(uint32_t item) const { run_pair_step<Write>(*this, item, sink); }
+  template <class Emitter>
+  NESTSIM_HD void walk(uint32_t item, Emitter& e) const {
     const uint32_t i = begin + item;
     Real pi[3] = {0, 0, 0}, pj[3] = {0, 0, 0};
     bodies.load(i, Dim, pi);
     const Real ri = bodies.radius[i], qi = bodies.thickness[i];
     const uint32_t id_i = bodies.id_of(i);
-    PairEmitter<Write> e = sink.template emitter<Write>(item);
     for (uint32_t j = i + 1; j < end; ++j) {
       bodies.load(j, Dim, pj);
       if (exact_pair(space, pi, ri, qi, pj, bodies.radius[j], bodies.thickness[j]))
         e.emit(id_i, bodies.id_of(j));
     }
-    if (!Write) sink.counts[item] = e.next;
   }
 };
 
@@ -207,8 +275,9 @@ struct SmallPairs {
   LevelView<Real> v;
   PairSink sink;
 
-  NESTSIM_HD void operator()(uint32_t a) const {
-    if (Write && sink.nothing_at(a)) return;
+  NESTSIM_HD void operator()(uint32_t a) const { run_pair_step<Write>(*this, a, sink); }
+  template <class Emitter>
+  NESTSIM_HD void walk(uint32_t a, Emitter& e) const {
     const GridSpec& g = v.grid;
     Real pa[3] = {0, 0, 0};
     v.small.load(a, Dim, pa);
@@ -224,13 +293,12 @@ struct SmallPairs {
       off_lo[d] = (g.periodic && g.n[d] < 3) ? 0 : -1;
       off_hi[d] = (g.periodic && g.n[d] == 1) ? 0 : 1;
     }
-    PairEmitter<Write> e = sink.template emitter<Write>(a);
     struct Test {
       const LevelView<Real>& v;
       const Real* pa;
       Real ra, qa;
       uint32_t id_a;
-      PairEmitter<Write>& e;
+      Emitter& e;
       NESTSIM_HD void operator()(uint32_t t) {
         Real pb[3] = {0, 0, 0};
         v.small.load(t, Dim, pb);
@@ -257,7 +325,6 @@ struct SmallPairs {
         for_each_small_in_run(v, nc, lo, hi, a + 1, test);
       }
     }
-    if (!Write) sink.counts[a] = e.next;
   }
 };
 
@@ -274,13 +341,13 @@ struct CountLargeTasks {
   }
 };
 
-template <class Real, int Dim, bool Write>
+template <class Real, int Dim, class Emitter>
 struct RimVisitor {
   const LevelView<Real>* v;
   const Real* pl;
   Real rl, ql;
   uint32_t id_l;
-  PairEmitter<Write>* e;
+  Emitter* e;
 
   NESTSIM_HD void operator()(uint32_t t) {
     Real ps[3] = {0, 0, 0};
@@ -300,8 +367,9 @@ struct LargePairs {
   LevelView<Real> v;
   PairSink sink;
 
-  NESTSIM_HD void operator()(uint64_t t) const {
-    if (Write && sink.nothing_at(t)) return;
+  NESTSIM_HD void operator()(uint64_t t) const { run_pair_step<Write>(*this, t, sink); }
+  template <class Emitter>
+  NESTSIM_HD void walk(uint64_t t, Emitter& e) const {
     // The large body that owns task t: last l with task_start[l] <= t.
     uint32_t lo = 0, hi = v.large_count;  // task_start[lo] <= t < task_start[hi]
     while (hi - lo > 1) {
@@ -316,8 +384,7 @@ struct LargePairs {
     double x[3] = {double(pl[0]), double(pl[1]), double(pl[2])};
     const double outer = v.large_outer(rl);
     const LargePlan plan = plan_large<Dim>(v.grid, x, outer, v.small_count);
-    PairEmitter<Write> e = sink.template emitter<Write>(t);
-    RimVisitor<Real, Dim, Write> visit{&v, pl, rl, ql, v.large.id[l], &e};
+    RimVisitor<Real, Dim, Emitter> visit{&v, pl, rl, ql, v.large.id[l], &e};
     if (plan.direct) {
       Real ps[3] = {0, 0, 0};
       const uint64_t first = local * kDirectChunk;
@@ -336,7 +403,6 @@ struct LargePairs {
       for (uint64_t column = first; column < last; ++column)
         visit_rim_column<Dim>(v.grid, plan, column, x, outer, inner, visit);
     }
-    if (!Write) sink.counts[t] = e.next;
   }
 };
 

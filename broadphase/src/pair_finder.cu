@@ -288,14 +288,25 @@ struct PairFinder<Real>::State {
   // without the host reading the step's count (bench/NOTES.md v5).
   thrust::device_vector<uint64_t> total;
 
-  // count -> scan -> write for a functor family over `items` items; the write pass
-  // runs over every item (those that counted nothing return at once) and places its
-  // pairs after the running total, which a one-thread step then advances.
+  // Fused single pass (kernels.cuh, PairSink) instead of count -> scan -> write: set
+  // by find() for HSX on the GPU, where the pairs are sorted afterwards anyway.
+  bool fused = false;
+
+  // The pairs of a functor family over `items` items, appended after the running total.
+  // count -> scan -> write: the write pass runs over every item (those that counted
+  // nothing return at once), and a one-thread step then advances the total.
   template <template <class, int, bool> class Step, int Dim, class Index, class... Args>
   void emit_pairs(Index items, Args... args) {
     if (items == 0) return;
-    ensure_size(counts, std::size_t(items));
     PairSink sink;
+    if (fused) {
+      sink.out = raw(keys);
+      sink.total = reinterpret_cast<unsigned long long*>(raw(total));
+      sink.capacity = count_only ? 0 : keys.size();
+      for_each_index(items, Step<Real, Dim, false>{args..., sink});
+      return;
+    }
+    ensure_size(counts, std::size_t(items));
     sink.counts = raw(counts);
     for_each_index(items, Step<Real, Dim, false>{args..., sink});
     detail::scan_counts_async(detail::policy(alloc), counts, offsets, items);
@@ -521,6 +532,7 @@ uint64_t PairFinder<Real>::find(const SphereView<Real>& bodies, bool count_only)
   State& s = *state_;
   s.pair_count = 0;
   s.count_only = count_only;
+  s.fused = false;
   const uint32_t n = bodies.n;
   if (n < 2) return 0;
   ensure_size(s.r_eff, n);
@@ -563,6 +575,9 @@ uint64_t PairFinder<Real>::find(const SphereView<Real>& bodies, bool count_only)
                                                   s.pairwise);
       return s.pair_count;
     case Method::hsx:
+#if defined(NESTSIM_BACKEND_CUDA)
+      s.fused = true;
+#endif
       appending([&] {
         if (three) s.template hsx<3>(options_, in, n); else s.template hsx<2>(options_, in, n);
       });
