@@ -176,7 +176,7 @@ inline double choose_buckets(GridSpec& grid, uint32_t count) {
 // count per bucket -> exclusive scan -> scatter), its buffers kept across calls.
 template <class Real>
 struct SmallGrid {
-  thrust::device_vector<uint32_t> bucket_count, bucket_start, bucket_of, rank, id;
+  thrust::device_vector<uint32_t> bucket_count, bucket_start, bucket_of, rank, id, source_of;
   thrust::device_vector<uint64_t> cell_key, key;
   thrust::device_vector<Real> pos[3], radius, thickness;
 
@@ -201,11 +201,13 @@ struct SmallGrid {
     ensure_size(thickness, n);
     ensure_size(id, n);
     ensure_size(key, n);
-    ScatterSmall<Real, Dim> scatter{bodies,    raw(bucket_of), raw(rank),
-                                    raw(cell_key), raw(bucket_start), {nullptr, nullptr, nullptr},
-                                    raw(radius), raw(thickness), raw(id), raw(key)};
-    for (int a = 0; a < Dim; ++a) scatter.pos[a] = raw(pos[a]);
-    for_each_index(n, scatter);
+    ensure_size(source_of, n);
+    for_each_index(n, PlaceSmall{raw(bucket_of), raw(rank), raw(bucket_start), raw(source_of)});
+    GatherSmall<Real, Dim> gather{bodies,      raw(cell_key),    raw(source_of),
+                                  {nullptr, nullptr, nullptr},
+                                  raw(radius), raw(thickness),   raw(id), raw(key)};
+    for (int a = 0; a < Dim; ++a) gather.pos[a] = raw(pos[a]);
+    for_each_index(n, gather);
 
     v.grid = grid;
     for (int a = 0; a < Dim; ++a) v.small.pos[a] = raw(pos[a]);

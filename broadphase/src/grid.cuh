@@ -65,13 +65,18 @@ struct LargePlan {
   uint64_t tasks = 0;
 };
 
-// Bodies tested by one direct task; rim columns walked by one column task.
-constexpr uint32_t kDirectChunk = 128;
-constexpr uint32_t kColumnsPerTask = 8;
+// How much one task of a large body does: bodies tested by one direct task, rim
+// columns walked by one column task. Small tasks on the GPU, where a task is one
+// thread's chain of dependent loads and parallelism hides their latency; larger ones on
+// the CPU, where each task pays the owner search and plan (bench/NOTES.md v3, v5).
+struct TaskSize {
+  uint32_t direct_chunk = 128;
+  uint32_t columns = 8;
+};
 
 template <int Dim>
 NESTSIM_HD inline LargePlan plan_large(const GridSpec& g, const double* x, double reach,
-                                       uint32_t small_count) {
+                                       uint32_t small_count, TaskSize size) {
   LargePlan p;
   bool wraps = false;
   NESTSIM_UNROLL for (int a = 0; a < Dim; ++a) {
@@ -88,12 +93,12 @@ NESTSIM_HD inline LargePlan plan_large(const GridSpec& g, const double* x, doubl
   uint64_t columns = 1;
   NESTSIM_UNROLL for (int a = 1; a < Dim; ++a) columns *= uint64_t(p.hi[a] - p.lo[a] + 1);
   p.columns = columns;
-  // A column costs at least two cell look-ups; a direct task tests kDirectChunk bodies.
+  // A column costs at least two cell look-ups; a direct task tests direct_chunk bodies.
   if (wraps || 2 * columns >= small_count) {
     p.direct = true;
-    p.tasks = (small_count + kDirectChunk - 1) / kDirectChunk;
+    p.tasks = (small_count + size.direct_chunk - 1) / size.direct_chunk;
   } else {
-    p.tasks = (columns + kColumnsPerTask - 1) / kColumnsPerTask;
+    p.tasks = (columns + size.columns - 1) / size.columns;
   }
   return p;
 }

@@ -171,6 +171,7 @@ struct LevelView {
   BodyArrays<Real> large;              // the bodies still large at this level
   uint32_t large_count = 0;
   const uint64_t* task_start = nullptr;    // large_count + 1 offsets
+  TaskSize task_size;
   double small_reach = 0;  // bound on a small body's radius (d / 2)
   double pad = 0;          // rounding allowance, see PairFinder::State::plan()
 
@@ -244,22 +245,32 @@ struct BinSmall {
   }
 };
 
-// Section 4.1, step 4: scatter to bucket start + rank.
-template <class Real, int Dim>
-struct ScatterSmall {
-  BodyArrays<Real> from;
+// Section 4.1, step 4, in two passes: each body writes its index at its place (bucket
+// start + rank), then each place gathers its body. One scattered 4-byte write per body
+// instead of seven scattered fields, which on the GPU cost a sector fill each.
+struct PlaceSmall {
   const uint32_t* bucket_of;
   const uint32_t* rank;
-  const uint64_t* key;
   const uint32_t* bucket_start;
+  uint32_t* source_of;
+  NESTSIM_HD void operator()(uint32_t k) const {
+    source_of[bucket_start[bucket_of[k]] + rank[k]] = k;
+  }
+};
+
+template <class Real, int Dim>
+struct GatherSmall {
+  BodyArrays<Real> from;
+  const uint64_t* key;
+  const uint32_t* source_of;
   Real* pos[3];
   Real* radius;
   Real* thickness;
   uint32_t* id;
   uint64_t* sorted_key;
 
-  NESTSIM_HD void operator()(uint32_t k) const {
-    const uint32_t dst = bucket_start[bucket_of[k]] + rank[k];
+  NESTSIM_HD void operator()(uint32_t dst) const {
+    const uint32_t k = source_of[dst];
     NESTSIM_UNROLL for (int a = 0; a < Dim; ++a) pos[a][dst] = from.pos[a][k];
     radius[dst] = from.radius[k];
     thickness[dst] = from.thickness[k];
@@ -337,7 +348,8 @@ struct CountLargeTasks {
   NESTSIM_HD void operator()(uint32_t l) const {
     double x[3] = {0, 0, 0};
     NESTSIM_UNROLL for (int a = 0; a < Dim; ++a) x[a] = double(v.large.pos[a][l]);
-    tasks[l] = plan_large<Dim>(v.grid, x, v.large_outer(v.large.radius[l]), v.small_count).tasks;
+    tasks[l] = plan_large<Dim>(v.grid, x, v.large_outer(v.large.radius[l]), v.small_count,
+                               v.task_size).tasks;
   }
 };
 
@@ -383,12 +395,12 @@ struct LargePairs {
     const Real rl = v.large.radius[l], ql = v.large.thickness[l];
     double x[3] = {double(pl[0]), double(pl[1]), double(pl[2])};
     const double outer = v.large_outer(rl);
-    const LargePlan plan = plan_large<Dim>(v.grid, x, outer, v.small_count);
+    const LargePlan plan = plan_large<Dim>(v.grid, x, outer, v.small_count, v.task_size);
     RimVisitor<Real, Dim, Emitter> visit{&v, pl, rl, ql, v.large.id[l], &e};
     if (plan.direct) {
       Real ps[3] = {0, 0, 0};
-      const uint64_t first = local * kDirectChunk;
-      uint64_t last = first + kDirectChunk;
+      const uint64_t first = local * v.task_size.direct_chunk;
+      uint64_t last = first + v.task_size.direct_chunk;
       if (last > v.small_count) last = v.small_count;
       for (uint64_t s = first; s < last; ++s) {
         v.small.load(uint32_t(s), Dim, ps);
@@ -397,9 +409,9 @@ struct LargePairs {
       }
     } else {
       const double inner = v.large_inner(rl, ql);
-      const uint64_t first = local * kColumnsPerTask;
+      const uint64_t first = local * v.task_size.columns;
       const uint64_t last =
-          first + kColumnsPerTask < plan.columns ? first + kColumnsPerTask : plan.columns;
+          first + v.task_size.columns < plan.columns ? first + v.task_size.columns : plan.columns;
       for (uint64_t column = first; column < last; ++column)
         visit_rim_column<Dim>(v.grid, plan, column, x, outer, inner, visit);
     }

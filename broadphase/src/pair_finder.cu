@@ -180,13 +180,22 @@ struct AddTotal {
   NESTSIM_HD void operator()(int) const { *total += *add; }
 };
 
-struct GroupTable {
-  uint8_t group_of_level[kLevels];
-};
-
+// The group of a level: groups are runs of levels in order, so it is the number of
+// group tops below the level (the brute-force group, always last, has no top bit),
+// capped at the last group. A bit mask instead of a table: a table indexed per body
+// would sit in each GPU thread's local memory.
 struct LevelToGroup {
-  GroupTable table;
-  NESTSIM_HD uint8_t operator()(uint8_t level) const { return table.group_of_level[level]; }
+  uint64_t tops;  // bit k: level k is the top of a (non-brute) group
+  uint8_t last;   // index of the last group
+  NESTSIM_HD uint8_t operator()(uint8_t level) const {
+    const uint64_t below = tops & ((uint64_t(1) << level) - 1);
+#if defined(__CUDA_ARCH__)
+    const int g = __popcll(below);
+#else
+    const int g = __builtin_popcountll(below);
+#endif
+    return static_cast<uint8_t>(g < last ? g : last);
+  }
 };
 
 // One group of levels: bodies [begin, end) in group order are its small set.
@@ -209,6 +218,18 @@ double env_or(const char* name, double fallback) {
 const double kRimPerSmall = env_or("NESTSIM_HSX_RIM_PER_SMALL", 1.0);
 #else
 const double kRimPerSmall = env_or("NESTSIM_HSX_RIM_PER_SMALL", 0.25);
+#endif
+// Work per large-body task (grid.cuh, TaskSize); NESTSIM_HSX_COLUMNS_PER_TASK and
+// NESTSIM_HSX_DIRECT_CHUNK override them for tuning (bench/NOTES.md v5).
+uint32_t env_count(const char* name, uint32_t fallback) {
+  return std::max<uint32_t>(1, uint32_t(env_or(name, fallback)));
+}
+#if defined(NESTSIM_BACKEND_CUDA)
+const detail::TaskSize kTaskSize{env_count("NESTSIM_HSX_DIRECT_CHUNK", 32),
+                                 env_count("NESTSIM_HSX_COLUMNS_PER_TASK", 1)};
+#else
+const detail::TaskSize kTaskSize{env_count("NESTSIM_HSX_DIRECT_CHUNK", 128),
+                                 env_count("NESTSIM_HSX_COLUMNS_PER_TASK", 8)};
 #endif
 // Remaining bodies finished by brute force.
 const uint32_t kBruteRemainder = uint32_t(env_or("NESTSIM_HSX_BRUTE_REMAINDER", 128));
@@ -385,15 +406,12 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
   const std::vector<Group> groups = plan_groups(host_histogram, Dim, n);
 
   // Sort bodies by group (stable: ties keep index order).
-  GroupTable table{};
-  for (int k = 0; k < kLevels; ++k) {
-    std::size_t g = 0;
-    while (g + 1 < groups.size() && (groups[g].brute || groups[g].top_level < k)) ++g;
-    table.group_of_level[k] = static_cast<uint8_t>(g);
-  }
+  LevelToGroup to_group{0, static_cast<uint8_t>(groups.size() - 1)};
+  for (const Group& g : groups)
+    if (!g.brute) to_group.tops |= uint64_t(1) << g.top_level;
   ensure_size(group_key, n);
   thrust::transform(detail::nosync(), natural.begin(), natural.begin() + n, group_key.begin(),
-                    LevelToGroup{table});
+                    to_group);
   ensure_size(order, n);
   phase.mark("bounds, level histogram");
   // Stable partition by group (section 4: "indicator sequences and prefix sums"). On
@@ -486,6 +504,7 @@ void PairFinder<Real>::State::level(const Group& group, const GridSpec& grid, ui
   v.large.thickness = raw(g_q) + group.end;
   v.large.id = raw(order) + group.end;
   v.large_count = nl;
+  v.task_size = kTaskSize;
   double min_width = grid.width[0];
   for (int a = 1; a < Dim; ++a) min_width = std::min(min_width, grid.width[a]);
   v.small_reach = 0.5 * min_width;

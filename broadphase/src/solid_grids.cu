@@ -3,7 +3,7 @@
 // grid_uniform, in the style of fast fixed-radius nearest neighbours:
 //  1. cell width d = largest diameter + rounding pad (>= the reach of every pair);
 //  2. counting sort of the bodies by the cell of their centre (count -> scan ->
-//     scatter, the BinSmall/ScatterSmall steps of the HSX level grid, kernels.cuh);
+//     scatter, the BinSmall/PlaceSmall/GatherSmall steps of the HSX level grid, kernels.cuh);
 //  3. each body tests the later bodies of its 27 (9 in 2D) neighbouring cells
 //     (SmallPairs): every body is "small" at this single level.
 // grid_aabb, in the style of chrono::collide's multi-cell AABB grid:
