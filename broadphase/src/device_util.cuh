@@ -2,6 +2,7 @@
 // index loop, count -> scan, the extent of the bodies, the rounding pad and the grid
 // over the space. One copy, for HSX (pair_finder.cu) and the solid grids.
 #pragma once
+#include <thrust/copy.h>
 #include <thrust/device_vector.h>
 #include <thrust/execution_policy.h>
 #include <thrust/fill.h>
@@ -14,6 +15,11 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
+
+#if defined(NESTSIM_BACKEND_CUDA)
+#include <cub/block/block_reduce.cuh>
+#endif
 
 #include "grid.cuh"
 #include "kernels.cuh"
@@ -108,14 +114,63 @@ struct BodyExtent {
   }
 };
 
+inline Extent empty_extent() {
+  const double big = std::numeric_limits<double>::max();
+  return Extent{{big, big, big}, {-big, -big, -big}, {big, big, big}, {-big, -big, -big},
+                big, 0.0, 0.0, 0.0};
+}
+
 template <class Real, class Policy>
 Extent extent_of(const Policy& exec, const BodyArrays<Real>& bodies, uint32_t n, int dim) {
-  const double big = std::numeric_limits<double>::max();
-  const Extent init{{big, big, big}, {-big, -big, -big}, {big, big, big}, {-big, -big, -big},
-                    big, 0.0, 0.0, 0.0};
   return thrust::transform_reduce(exec, thrust::counting_iterator<uint32_t>(0),
                                   thrust::counting_iterator<uint32_t>(n),
-                                  BodyExtent<Real>{bodies, dim}, init, MergeExtent{});
+                                  BodyExtent<Real>{bodies, dim}, empty_extent(), MergeExtent{});
+}
+
+#if defined(NESTSIM_BACKEND_CUDA)
+constexpr int kExtentThreads = 256;
+
+// Each thread merges a strided share of the bodies in registers, each block merges its
+// threads (cub::BlockReduce) into one Extent per block.
+template <class Real>
+__global__ void extent_blocks(BodyArrays<Real> bodies, uint32_t n, int dim, Extent init,
+                              Extent* out) {
+  using BlockReduce = cub::BlockReduce<Extent, kExtentThreads>;
+  __shared__ typename BlockReduce::TempStorage temp;
+  const BodyExtent<Real> of{bodies, dim};
+  const MergeExtent merge;
+  Extent acc = init;
+  for (uint32_t i = blockIdx.x * kExtentThreads + threadIdx.x; i < n;
+       i += gridDim.x * kExtentThreads)
+    acc = merge(acc, of(i));
+  const Extent total = BlockReduce(temp).Reduce(acc, merge);
+  if (threadIdx.x == 0) out[blockIdx.x] = total;
+}
+#endif
+
+// The same with a scratch buffer kept by the caller: on the GPU a single pass over the
+// bodies (a generic reduction of this 128-byte type costs several times more), then
+// the few block results merged on the host.
+template <class Real>
+Extent extent_of(CachingAllocator& alloc, thrust::device_vector<Extent>& scratch,
+                 const BodyArrays<Real>& bodies, uint32_t n, int dim) {
+#if defined(NESTSIM_BACKEND_CUDA)
+  (void)alloc;
+  const uint32_t blocks = std::max<uint32_t>(
+      1, std::min<uint32_t>((n + kExtentThreads - 1) / kExtentThreads, 264));
+  ensure_size(scratch, blocks);
+  extent_blocks<Real><<<blocks, kExtentThreads>>>(bodies, n, dim, empty_extent(),
+                                                  thrust::raw_pointer_cast(scratch.data()));
+  NESTSIM_CUDA_CHECK(cudaGetLastError());
+  std::vector<Extent> host(blocks);
+  thrust::copy_n(scratch.begin(), blocks, host.begin());
+  Extent e = empty_extent();
+  for (const Extent& b : host) e = MergeExtent{}(e, b);
+  return e;
+#else
+  (void)scratch;
+  return extent_of<Real>(policy(alloc), bodies, n, dim);
+#endif
 }
 
 // Rounding pad: covers the error of the exact test in the body precision (positions,
@@ -178,7 +233,8 @@ template <class Real>
 struct SmallGrid {
   thrust::device_vector<uint32_t> bucket_count, bucket_start, bucket_of, rank, id, source_of;
   thrust::device_vector<uint64_t> cell_key, key;
-  thrust::device_vector<Real> pos[3], radius, thickness;
+  thrust::device_vector<PackedBody<Real>> packed;
+  thrust::device_vector<Real> thickness;
 
   // Sorts bodies [0, n) into the buckets of `grid` and fills the small-body part of v
   // (grid, small, small_key, small_count, bucket_start).
@@ -196,22 +252,19 @@ struct SmallGrid {
     ensure_size(bucket_start, table + 1);
     thrust::exclusive_scan(exec, bucket_count.begin(), bucket_count.begin() + table + 1,
                            bucket_start.begin(), 0u);
-    for (int a = 0; a < Dim; ++a) ensure_size(pos[a], n);
-    ensure_size(radius, n);
+    ensure_size(packed, n);
     ensure_size(thickness, n);
     ensure_size(id, n);
     ensure_size(key, n);
     ensure_size(source_of, n);
     for_each_index(n, PlaceSmall{raw(bucket_of), raw(rank), raw(bucket_start), raw(source_of)});
-    GatherSmall<Real, Dim> gather{bodies,      raw(cell_key),    raw(source_of),
-                                  {nullptr, nullptr, nullptr},
-                                  raw(radius), raw(thickness),   raw(id), raw(key)};
-    for (int a = 0; a < Dim; ++a) gather.pos[a] = raw(pos[a]);
+    GatherSmall<Real, Dim> gather{bodies,       raw(cell_key),  raw(source_of), raw(packed),
+                                  raw(thickness), raw(id),        raw(key)};
     for_each_index(n, gather);
 
     v.grid = grid;
-    for (int a = 0; a < Dim; ++a) v.small.pos[a] = raw(pos[a]);
-    v.small.radius = raw(radius);
+    v.small_packed = raw(packed);
+    v.small = BodyArrays<Real>{};
     v.small.thickness = raw(thickness);
     v.small.id = raw(id);
     v.small_key = raw(key);

@@ -159,12 +159,20 @@ struct BrutePairs {
 };
 
 // ---------------------------------------------------------------------------------
+// A small body's centre and radius in one aligned load (16 bytes in float): the pair
+// steps read them for every candidate (bench/NOTES.md v5).
+template <class Real>
+struct alignas(4 * sizeof(Real)) PackedBody {
+  Real x, y, z, r;  // z = 0 in 2D
+};
+
 // One level of the grid.
 template <class Real>
 struct LevelView {
   GridSpec grid;
   Space<Real> space;
-  BodyArrays<Real> small;              // the level's small bodies, sorted by bucket
+  const PackedBody<Real>* small_packed = nullptr;  // centre and radius, sorted by bucket
+  BodyArrays<Real> small;              // thickness and id of the same (pos, radius unused)
   const uint64_t* small_key = nullptr; // linear cell index of each sorted small body
   uint32_t small_count = 0;
   const uint32_t* bucket_start = nullptr;  // table_size + 1 offsets into small
@@ -175,6 +183,13 @@ struct LevelView {
   double small_reach = 0;  // bound on a small body's radius (d / 2)
   double pad = 0;          // rounding allowance, see PairFinder::State::plan()
 
+  NESTSIM_HD Real load_small(uint32_t t, Real* p) const {
+    const PackedBody<Real> b = small_packed[t];
+    p[0] = b.x;
+    p[1] = b.y;
+    p[2] = b.z;
+    return b.r;
+  }
   NESTSIM_HD void cell_of(const double* x, long long* c) const {
     c[2] = 0;
     NESTSIM_AXES(a, grid.dim) c[a] = grid.home(grid.raw_coord(x[a], a), a);
@@ -263,16 +278,15 @@ struct GatherSmall {
   BodyArrays<Real> from;
   const uint64_t* key;
   const uint32_t* source_of;
-  Real* pos[3];
-  Real* radius;
+  PackedBody<Real>* packed;
   Real* thickness;
   uint32_t* id;
   uint64_t* sorted_key;
 
   NESTSIM_HD void operator()(uint32_t dst) const {
     const uint32_t k = source_of[dst];
-    NESTSIM_UNROLL for (int a = 0; a < Dim; ++a) pos[a][dst] = from.pos[a][k];
-    radius[dst] = from.radius[k];
+    packed[dst] = PackedBody<Real>{from.pos[0][k], from.pos[1][k],
+                                   Dim == 3 ? from.pos[2][k] : Real(0), from.radius[k]};
     thickness[dst] = from.thickness[k];
     id[dst] = from.id_of(k);
     sorted_key[dst] = key[k];
@@ -291,8 +305,7 @@ struct SmallPairs {
   NESTSIM_HD void walk(uint32_t a, Emitter& e) const {
     const GridSpec& g = v.grid;
     Real pa[3] = {0, 0, 0};
-    v.small.load(a, Dim, pa);
-    const Real ra = v.small.radius[a], qa = v.small.thickness[a];
+    const Real ra = v.load_small(a, pa), qa = v.small.thickness[a];
     const uint32_t id_a = v.small.id[a];
     double x[3] = {double(pa[0]), double(pa[1]), double(pa[2])};
     long long c[3];
@@ -312,8 +325,8 @@ struct SmallPairs {
       Emitter& e;
       NESTSIM_HD void operator()(uint32_t t) {
         Real pb[3] = {0, 0, 0};
-        v.small.load(t, Dim, pb);
-        if (exact_pair(v.space, pa, ra, qa, pb, v.small.radius[t], v.small.thickness[t]))
+        const Real rb = v.load_small(t, pb);
+        if (exact_pair(v.space, pa, ra, qa, pb, rb, v.small.thickness[t]))
           e.emit(id_a, v.small.id[t]);
       }
     } test{v, pa, ra, qa, id_a, e};
@@ -363,8 +376,8 @@ struct RimVisitor {
 
   NESTSIM_HD void operator()(uint32_t t) {
     Real ps[3] = {0, 0, 0};
-    v->small.load(t, Dim, ps);
-    if (exact_pair(v->space, ps, v->small.radius[t], v->small.thickness[t], pl, rl, ql))
+    const Real rs = v->load_small(t, ps);
+    if (exact_pair(v->space, ps, rs, v->small.thickness[t], pl, rl, ql))
       e->emit(v->small.id[t], id_l);
   }
   NESTSIM_HD void operator()(const long long* c, long long lo, long long hi) {
@@ -403,8 +416,8 @@ struct LargePairs {
       uint64_t last = first + v.task_size.direct_chunk;
       if (last > v.small_count) last = v.small_count;
       for (uint64_t s = first; s < last; ++s) {
-        v.small.load(uint32_t(s), Dim, ps);
-        if (exact_pair(v.space, ps, v.small.radius[s], v.small.thickness[s], pl, rl, ql))
+        const Real rs = v.load_small(uint32_t(s), ps);
+        if (exact_pair(v.space, ps, rs, v.small.thickness[s], pl, rl, ql))
           e.emit(v.small.id[s], visit.id_l);
       }
     } else {

@@ -345,6 +345,7 @@ struct PairFinder<Real>::State {
   // 2 b bits, b = bits of n - 1: the keys are packed to (i << b) | j, radix-sorted on
   // those bits (5 passes of 8 bits at n = 1e6 instead of 8) and unpacked.
   thrust::device_vector<uint64_t> keys_alt;
+  thrust::device_vector<detail::Extent> extent_scratch;
   void sort_keys(uint32_t n) {
     const uint64_t p = pair_count;
     if (p < 2) return;
@@ -385,7 +386,7 @@ template <class Real>
 template <int Dim>
 void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyArrays<Real>& in,
                                   uint32_t n) {
-  const detail::Extent bounds = detail::extent_of<Real>(detail::policy(alloc), in, n, Dim);
+  const detail::Extent bounds = detail::extent_of<Real>(alloc, extent_scratch, in, n, Dim);
   const Domain& dom = options.domain;
   double span = 0;  // largest extent of the space the grid must cover
   for (int a = 0; a < Dim; ++a)
