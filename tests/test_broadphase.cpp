@@ -22,6 +22,8 @@ using namespace nestsim::testing;
 
 namespace {
 
+constexpr int64_t kAlwaysAllPairs = int64_t(1) << 40;
+
 // The library's result for one method, checked against the reference; returns the pairs.
 template <class Real>
 std::vector<Pair> check_method(const std::string& label, const SphereSet<Real>& bodies,
@@ -53,9 +55,16 @@ void check_scene(const SceneCase& c) {
       const Method method = method_from_string(name);
       const std::string label = c.name + " / " + precision + " / " +
                                 (overlap == Overlap::hollow ? "hollow" : "solid") + " / " + name;
-      const auto result =
-          check_method(label, bodies, options_for(scene, overlap, method, c.skin), reference);
-      if (method == Method::hsx) by_overlap[overlap == Overlap::hollow ? 0 : 1] = result;
+      BroadphaseOptions o = options_for(scene, overlap, method, c.skin);
+      if (method == Method::hsx) {
+        // Both of HSX's paths, whatever the backend's crossover: the grid, and all pairs.
+        o.hsx_small_n = 0;
+        by_overlap[overlap == Overlap::hollow ? 0 : 1] = check_method(label + " (grid)", bodies, o, reference);
+        o.hsx_small_n = kAlwaysAllPairs;
+        check_method(label + " (all pairs)", bodies, o, reference);
+        continue;
+      }
+      check_method(label, bodies, o, reference);
     }
   }
   // HSX pairs == SSX pairs filtered by the hollow test (the regression against
@@ -84,10 +93,12 @@ TEST_CASE("every method equals the brute-force reference on every scene family")
 
 TEST_CASE("concentric shells: SSX gives n(n-1)/2 pairs, HSX none") {
   const std::size_t n = 200;
-  for (int dim : {2, 3}) {
+  for (int dim : {2, 3})
+  for (int64_t small_n : {int64_t(0), kAlwaysAllPairs}) {
     const scenes::Scene s = scenes::concentric(n, dim);
     BroadphaseOptions o;
     o.domain.dim = dim;
+    o.hsx_small_n = small_n;
     Broadphase<double> finder(o);
     finder.upload(s.bodies);
     CHECK(finder.find() == 0);
@@ -127,7 +138,10 @@ TEST_CASE("neighbour lists hold every pair in both directions, ascending") {
 TEST_CASE("repeated calls on one finder give the same pairs") {
   const scenes::Scene a = scenes::exponential(3000, 0.3, 3, 40);
   const scenes::Scene b = scenes::cell_like(1000, 41);
+  for (int64_t small_n : {int64_t(0), kAlwaysAllPairs}) {
+  INFO("hsx_small_n = " << small_n);
   BroadphaseOptions o;
+  o.hsx_small_n = small_n;
   Broadphase<double> finder(o);
   finder.upload(a.bodies);
   finder.find();
@@ -139,6 +153,8 @@ TEST_CASE("repeated calls on one finder give the same pairs") {
   finder.upload(a.bodies);
   finder.find();
   CHECK(to_pairs(finder.pairs()) == first);
+  CHECK(first == reference_pairs(a.bodies, o));
+  }
 }
 
 TEST_CASE("invalid bodies and options are refused with a message") {
@@ -159,4 +175,8 @@ TEST_CASE("invalid bodies and options are refused with a message") {
   bad = BroadphaseOptions{};
   bad.domain.dim = 4;
   CHECK_THROWS_AS(Broadphase<double>{bad}, std::invalid_argument);
+  bad = BroadphaseOptions{};
+  bad.hsx_small_n = -2;
+  CHECK_THROWS_WITH_AS(Broadphase<double>{bad}, doctest::Contains("hsx_small_n"),
+                       std::invalid_argument);
 }

@@ -12,6 +12,7 @@
 
 #include "grid.cuh"
 #include "nestsim/device/pair_finder.cuh"
+#include "nestsim/device/pairwise.cuh"
 #include "nestsim/predicates.h"
 
 namespace nestsim::detail {
@@ -154,6 +155,35 @@ struct BrutePairs {
       bodies.load(j, Dim, pj);
       if (exact_pair(space, pi, ri, qi, pj, bodies.radius[j], bodies.thickness[j]))
         e.emit(id_i, bodies.id_of(j));
+    }
+  }
+};
+
+// All pairs by the balanced circular schedule (pairwise seed, section IV, Algorithm 4;
+// device::CircularSchedule): item i tests body i against (i + s) mod n for
+// s = 1 .. steps(i, n), the same work for every item. HSX's path for small n on the CPU
+// (BroadphaseOptions::hsx_small_n; the GPU's is tiled, pair_finder.cu); bodies in index
+// order.
+template <class Real, int Dim, bool Write>
+struct CircularPairs {
+  BodyArrays<Real> bodies;
+  Space<Real> space;
+  uint32_t n;
+  PairSink sink;
+
+  NESTSIM_HD void operator()(uint32_t item) const { run_pair_step<Write>(*this, item, sink); }
+  template <class Emitter>
+  NESTSIM_HD void walk(uint32_t i, Emitter& e) const {
+    const uint32_t steps = device::CircularSchedule::steps(i, n);
+    Real pi[3] = {0, 0, 0}, pj[3] = {0, 0, 0};
+    bodies.load(i, Dim, pi);
+    const Real ri = bodies.radius[i], qi = bodies.thickness[i];
+    uint32_t j = i;
+    for (uint32_t s = 1; s <= steps; ++s) {
+      if (++j == n) j = 0;
+      bodies.load(j, Dim, pj);
+      if (exact_pair(space, pi, ri, qi, pj, bodies.radius[j], bodies.thickness[j]))
+        e.emit(i, j);
     }
   }
 };

@@ -154,6 +154,76 @@ void level_histogram(const Real* radius, uint32_t n, double d0, double pad, uint
 #endif
 }
 
+#if defined(NESTSIM_BACKEND_CUDA)
+// All pairs on the GPU in tiles, the N-body pattern: a block of kTile threads takes
+// rows [I kTile, (I + 1) kTile) against columns [J kTile, ...) held in shared memory,
+// I <= J, every thread reading the same column at once (a broadcast); diagonal tiles
+// test only t > row. Block k -> tile pair (I, J) by the gpu-mapping-function seed's
+// square-root mapping (pair_mapping.h) over tiles + 1 indices, J = b - 1. Pairs through
+// the fused sink (kernels.cuh, run_pair_step).
+constexpr uint32_t kTile = 128;
+
+template <class Real, int Dim>
+struct TileRow {
+  const detail::PackedBody<Real>* column;
+  const Real* column_q;
+  Space<Real> space;
+  Real p[3], r, q;
+  uint32_t row, first_column, t0, count;
+  template <class Emitter>
+  NESTSIM_HD void walk(uint32_t, Emitter& e) const {
+    for (uint32_t t = t0; t < count; ++t) {
+      const detail::PackedBody<Real> b = column[t];
+      const Real pb[3] = {b.x, b.y, b.z};
+      if (detail::exact_pair(space, p, r, q, pb, b.r, column_q[t])) e.emit(row, first_column + t);
+    }
+  }
+};
+
+template <class Real, int Dim>
+__global__ void __launch_bounds__(kTile)
+    all_pairs_tiles_kernel(BodyArrays<Real> bodies, Space<Real> space, uint32_t n, uint32_t tiles,
+                           uint64_t tile_pairs, PairSink sink) {
+  __shared__ detail::PackedBody<Real> column[kTile];
+  __shared__ Real column_q[kTile];
+  for (uint64_t k = blockIdx.x; k < tile_pairs; k += gridDim.x) {
+    uint32_t I = 0, J = 0;
+    pair_from_index(k, tiles + 1, I, J);
+    --J;
+    const uint32_t c = J * kTile + threadIdx.x;
+    __syncthreads();  // the previous tile is read
+    if (c < n) {
+      Real pc[3] = {0, 0, 0};
+      bodies.load(c, Dim, pc);
+      column[threadIdx.x] = detail::PackedBody<Real>{pc[0], pc[1], pc[2], bodies.radius[c]};
+      column_q[threadIdx.x] = bodies.thickness[c];
+    }
+    __syncthreads();
+    const uint32_t i = I * kTile + threadIdx.x;
+    if (i >= n) continue;
+    TileRow<Real, Dim> row{column, column_q, space, {0, 0, 0}, bodies.radius[i],
+                           bodies.thickness[i], i, J * kTile, I == J ? threadIdx.x + 1 : 0,
+                           n - J * kTile < kTile ? n - J * kTile : kTile};
+    bodies.load(i, Dim, row.p);
+    detail::run_pair_step<false>(row, 0u, sink);
+  }
+}
+
+template <class Real, int Dim>
+void all_pairs_tiles(const BodyArrays<Real>& bodies, const Space<Real>& space, uint32_t n,
+                     unsigned long long* total, uint64_t* out, uint64_t capacity) {
+  const uint32_t tiles = (n + kTile - 1) / kTile;
+  const uint64_t tile_pairs = uint64_t(tiles) * (tiles + 1) / 2;
+  PairSink sink;
+  sink.out = out;
+  sink.total = total;
+  sink.capacity = capacity;
+  const uint32_t blocks = uint32_t(std::min<uint64_t>(tile_pairs, uint64_t(1) << 30));
+  all_pairs_tiles_kernel<Real, Dim><<<blocks, kTile>>>(bodies, space, n, tiles, tile_pairs, sink);
+  NESTSIM_CUDA_CHECK(cudaGetLastError());
+}
+#endif
+
 #if !defined(NESTSIM_BACKEND_CUDA)
 struct InGroup {
   uint8_t group;
@@ -233,6 +303,18 @@ const detail::TaskSize kTaskSize{env_count("NESTSIM_HSX_DIRECT_CHUNK", 128),
 #endif
 // Remaining bodies finished by brute force.
 const uint32_t kBruteRemainder = uint32_t(env_or("NESTSIM_HSX_BRUTE_REMAINDER", 128));
+
+// HSX over at most this many bodies tests all pairs (BroadphaseOptions::hsx_small_n):
+// the crossover measured in bench/NOTES.md v6.
+#if defined(NESTSIM_BACKEND_CUDA)
+const double kSmallN = env_or("NESTSIM_HSX_SMALL_N", 20000);
+#else
+const double kSmallN = env_or("NESTSIM_HSX_SMALL_N", 256);
+#endif
+bool all_pairs_for(const BroadphaseOptions& options, uint32_t n) {
+  const double limit = options.hsx_small_n >= 0 ? double(options.hsx_small_n) : kSmallN;
+  return double(n) <= limit;
+}
 
 std::vector<Group> plan_groups(const std::vector<uint32_t>& histogram, int dim, uint32_t n) {
   std::vector<Group> groups;
@@ -373,6 +455,18 @@ struct PairFinder<Real>::State {
   template <int Dim>
   void brute(const BodyArrays<Real>& bodies, uint32_t begin, uint32_t end) {
     emit_pairs<detail::BrutePairs, Dim>(end - begin, bodies, space, begin, end);
+  }
+
+  // All pairs, HSX's path for small n: tiles in shared memory on the GPU
+  // (all_pairs_tiles), the circular schedule on the CPU (kernels.cuh, CircularPairs).
+  template <int Dim>
+  void all_pairs(const BodyArrays<Real>& bodies, uint32_t n) {
+#if defined(NESTSIM_BACKEND_CUDA)
+    all_pairs_tiles<Real, Dim>(bodies, space, n, reinterpret_cast<unsigned long long*>(raw(total)),
+                               raw(keys), count_only ? 0 : keys.size());
+#else
+    emit_pairs<detail::CircularPairs, Dim>(n, bodies, space, n);
+#endif
   }
 
   template <int Dim>
@@ -598,6 +692,12 @@ uint64_t PairFinder<Real>::find(const SphereView<Real>& bodies, bool count_only)
 #if defined(NESTSIM_BACKEND_CUDA)
       s.fused = true;
 #endif
+      if (all_pairs_for(options_, n)) {
+        appending([&] {
+          if (three) s.template all_pairs<3>(in, n); else s.template all_pairs<2>(in, n);
+        });
+        break;
+      }
       appending([&] {
         if (three) s.template hsx<3>(options_, in, n); else s.template hsx<2>(options_, in, n);
       });

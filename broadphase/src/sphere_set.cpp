@@ -44,6 +44,8 @@ void BroadphaseOptions::validate() const {
     throw std::invalid_argument("dimension must be 2 or 3, not " + std::to_string(domain.dim));
   if (!(std::isfinite(skin) && skin >= 0))
     throw std::invalid_argument("skin must be finite and >= 0");
+  if (hsx_small_n < -1)
+    throw std::invalid_argument("hsx_small_n must be -1 (the backend's default) or >= 0");
   for (int a = 0; a < domain.dim; ++a) {
     if (!std::isfinite(domain.lo[a]))
       throw std::invalid_argument("box origin must be finite");
