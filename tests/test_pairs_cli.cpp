@@ -80,6 +80,12 @@ TEST_CASE("a scene file round trip gives the reference pairs") {
   REQUIRE(r.code == 0);
   CHECK(parse_pairs(r.out) == reference_pairs(convert<float>(s.bodies), o));
 
+  for (const char* small_n : {"0", "1000000"}) {  // HSX's grid, then all pairs
+    r = run_nestsim("pairs " + path + " --hsx-small-n " + small_n);
+    REQUIRE(r.code == 0);
+    CHECK(parse_pairs(r.out) == reference);
+  }
+
   r = run_nestsim("pairs " + path + " --bench 3");
   REQUIRE(r.code == 0);
   std::smatch m;
@@ -168,6 +174,8 @@ TEST_CASE("usage errors and help") {
   CHECK(run_nestsim("pairs " + path + " --precision half").code == 2);
   CHECK(run_nestsim("pairs " + path + " --periodic").code == 2);
   CHECK(run_nestsim("pairs " + path + " --bench 0").code == 2);
+  CHECK(run_nestsim("pairs " + path + " --hsx-small-n -1").code == 2);
+  CHECK(run_nestsim("pairs " + path + " --hsx-small-n many").code == 2);
   CHECK(run_nestsim("pairs " + path + " --method nope").code == 2);
   CHECK(run_nestsim("pairs").code == 2);
   CHECK(run_nestsim("frobnicate").code == 2);

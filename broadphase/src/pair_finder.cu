@@ -244,6 +244,22 @@ struct UnpackKey {
   }
 };
 
+// The bodies' fields in group order, in one pass.
+template <class Real, int Dim>
+struct GatherBodies {
+  BodyArrays<Real> in;
+  const uint32_t* order;
+  Real* pos[3];
+  Real* radius;
+  Real* thickness;
+  NESTSIM_HD void operator()(uint32_t k) const {
+    const uint32_t i = order[k];
+    NESTSIM_AXES(a, Dim) pos[a][k] = in.pos[a][i];
+    radius[k] = in.radius[i];
+    thickness[k] = in.thickness[i];
+  }
+};
+
 struct AddTotal {
   uint64_t* total;
   const uint64_t* add;
@@ -527,17 +543,12 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
                       order.begin() + groups[g].begin, InGroup{uint8_t(g)});
   }
 #endif
-  for (int a = 0; a < Dim; ++a) {
-    ensure_size(g_pos[a], n);
-    thrust::gather(detail::nosync(), order.begin(), order.begin() + n,
-                   thrust::device_pointer_cast(in.pos[a]), g_pos[a].begin());
-  }
+  for (int a = 0; a < Dim; ++a) ensure_size(g_pos[a], n);
   ensure_size(g_r, n);
   ensure_size(g_q, n);
-  thrust::gather(detail::nosync(), order.begin(), order.begin() + n,
-                 thrust::device_pointer_cast(in.radius), g_r.begin());
-  thrust::gather(detail::nosync(), order.begin(), order.begin() + n,
-                 thrust::device_pointer_cast(in.thickness), g_q.begin());
+  GatherBodies<Real, Dim> gather{in, raw(order), {nullptr, nullptr, nullptr}, raw(g_r), raw(g_q)};
+  for (int a = 0; a < Dim; ++a) gather.pos[a] = raw(g_pos[a]);
+  for_each_index(n, gather);  // one pass for every field (bench/NOTES.md v6)
 
   phase.mark("group order, gather");
   BodyArrays<Real> grouped;

@@ -19,7 +19,7 @@ namespace nestsim::app {
 const char* const kPairsHelp =
     "usage: nestsim pairs SCENE.csv [--solid] [--box Lx,Ly[,Lz] [--periodic]]\n"
     "                     [--precision float|double] [--method NAME] [--skin S]\n"
-    "                     [--count] [--bench K] [-o PAIRS.csv]\n"
+    "                     [--hsx-small-n N] [--count] [--bench K] [-o PAIRS.csv]\n"
     "\n"
     "Finds every pair of intersecting bodies in SCENE.csv: hollow spheres intersect when\n"
     "they touch (|xi - xj| <= ri + rj) and neither lies inside the other's lumen\n"
@@ -36,6 +36,9 @@ const char* const kPairsHelp =
     "--precision   arithmetic of the search, float or double (default double)\n"
     "--method NAME the algorithm; every one gives the same pairs (names below)\n"
     "--skin S      enlarge every radius by S and shrink every lumen by S (default 0)\n"
+    "--hsx-small-n N  hsx tests all pairs when there are at most N bodies (default: the\n"
+    "              backend's measured crossover, 20000 on a GPU, 256 on the CPU; 0: always\n"
+    "              the grid); the pairs do not change\n"
     "--count       print only the number of pairs\n"
     "--bench K     after one warm-up call, time K calls of the search and print\n"
     "              'median_ms=... min_ms=... pairs=...' (no file input/output timed)\n"
@@ -54,6 +57,7 @@ struct PairsArgs {
   std::string precision = "double";
   Method method = Method::hsx;
   double skin = 0;
+  int64_t hsx_small_n = -1;
   int bench = 0;
 };
 
@@ -103,6 +107,13 @@ PairsArgs parse(const std::vector<std::string>& args) {
     } else if (a == "--skin") {
       p.skin = parse_number("--skin", value());
       if (p.skin < 0) throw UsageError("--skin must be >= 0");
+    } else if (a == "--hsx-small-n") {
+      const std::string& v = value();
+      long long n = 0;
+      auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (ec != std::errc() || ptr != v.data() + v.size() || n < 0)
+        throw UsageError("--hsx-small-n needs a whole number >= 0, not '" + v + "'");
+      p.hsx_small_n = n;
     } else if (a == "--bench") {
       const std::string& v = value();
       int k2 = 0;
@@ -160,6 +171,7 @@ int run(const PairsArgs& p, const io::Scene& scene, const Domain& domain) {
   options.method = p.method;
   options.domain = domain;
   options.skin = p.skin;
+  options.hsx_small_n = p.hsx_small_n;
   Broadphase<Real> finder(options);
   finder.upload(bodies);
 
