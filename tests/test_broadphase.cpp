@@ -109,6 +109,37 @@ TEST_CASE("concentric shells: SSX gives n(n-1)/2 pairs, HSX none") {
   }
 }
 
+TEST_CASE("many concentric shells: the automatic mode gives the same (no) pairs") {
+  // Beyond both backends' all-pairs size, so the automatic mode goes through its
+  // crowded-cell check (all shells share one cell of the top group) and must still
+  // find exactly the analytic result: nested shells 1 apart with thickness 0.5 never
+  // intersect. The grid path on concentric shells is checked above (hsx_small_n = 0).
+  const std::size_t n = 25000;
+  for (int dim : {2, 3}) {
+    CAPTURE(dim);
+    const scenes::Scene s = scenes::concentric(n, dim);
+    BroadphaseOptions o;
+    o.domain.dim = dim;
+    Broadphase<float> finder(o);
+    finder.upload(convert<float>(s.bodies));
+    CHECK(finder.find() == 0);
+    CHECK(finder.count() == 0);
+  }
+  // One shell per ring touching its neighbour: thickness 1 makes shell k (radius k + 1)
+  // reach the lumen of shell k + 1 (radius k + 2, lumen k + 1): n - 1 pairs (k, k + 1).
+  scenes::Scene s = scenes::concentric(n, 3);
+  for (auto& q : s.bodies.thickness) q = 1.0;
+  BroadphaseOptions o;
+  Broadphase<double> finder(o);
+  finder.upload(s.bodies);
+  REQUIRE(finder.find() == n - 1);
+  const PairList pairs = finder.pairs();
+  std::size_t wrong = 0;
+  for (std::size_t k = 0; k < pairs.size(); ++k)
+    if (pairs.i[k] != k || pairs.j[k] != k + 1) ++wrong;
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("neighbour lists hold every pair in both directions, ascending") {
   const scenes::Scene s = scenes::cell_like(2000, 30);
   BroadphaseOptions o;

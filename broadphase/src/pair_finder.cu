@@ -332,6 +332,19 @@ bool all_pairs_for(const BroadphaseOptions& options, uint32_t n) {
   return double(n) <= limit;
 }
 
+// Crowded cells. ns bodies in `cells` cells share a cell in at least ns (ns / cells - 1)
+// / 2 pairs (Cauchy-Schwarz: the sum of squared occupancies is at least ns^2 / cells),
+// and the small-pair pass tests each of them. When that lower bound, times the grid's
+// cost per candidate relative to one test of the all-pairs pass, exceeds the n (n - 1) / 2
+// tests of the all-pairs pass, the grid cannot win: concentric shells, whose centres
+// all fall in one cell of the top group (bench/NOTES.md v7). Only in the automatic mode
+// (hsx_small_n = -1); NESTSIM_HSX_GRID_TEST_COST overrides the cost ratio.
+#if defined(NESTSIM_BACKEND_CUDA)
+const double kGridTestCost = env_or("NESTSIM_HSX_GRID_TEST_COST", 2.0);
+#else
+const double kGridTestCost = env_or("NESTSIM_HSX_GRID_TEST_COST", 1.0);
+#endif
+
 std::vector<Group> plan_groups(const std::vector<uint32_t>& histogram, int dim, uint32_t n) {
   std::vector<Group> groups;
   const double growth = dim == 3 ? 4.0 : 2.0;  // rim cells per level step down
@@ -515,6 +528,23 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
   std::vector<uint32_t> host_histogram(kLevels);
   thrust::copy_n(histogram.begin(), kLevels, host_histogram.begin());
   const std::vector<Group> groups = plan_groups(host_histogram, Dim, n);
+  if (options.hsx_small_n < 0) {
+    double shared = 0;  // lower bound of the pairs that share a cell, over the groups
+    for (const Group& g : groups) {
+      if (g.brute) continue;
+      const GridSpec grid = detail::make_grid(dom, Dim, std::ldexp(d0, g.top_level),
+                                              bounds.centre_lo, bounds.centre_hi);
+      double cells = 1;
+      for (int a = 0; a < Dim; ++a) cells *= double(grid.n[a]);
+      const double ns = double(g.end - g.begin);
+      shared += ns * std::max(0.0, ns / cells - 1.0) / 2.0;
+    }
+    if (kGridTestCost * shared > double(n) * double(n - 1) / 2.0) {
+      if (phase.on) std::fprintf(stderr, "hsx: crowded cells (>= %g shared pairs): all pairs\n", shared);
+      all_pairs<Dim>(in, n);
+      return;
+    }
+  }
 
   // Sort bodies by group (stable: ties keep index order).
   LevelToGroup to_group{0, static_cast<uint8_t>(groups.size() - 1)};

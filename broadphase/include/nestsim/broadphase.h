@@ -64,8 +64,10 @@ struct BroadphaseOptions {
   // Method::hsx over at most this many bodies tests all pairs instead (the balanced
   // circular schedule in one pass: below a few 10^4 bodies the grid's fixed cost of
   // sorts and launches is more than n^2 / 2 exact tests on a GPU); the pairs do not
-  // change. -1: the backend's measured crossover (bench/NOTES.md v6; the environment
-  // variable NESTSIM_HSX_SMALL_N overrides it), 0: always the grid.
+  // change. -1 (automatic): the backend's measured crossover (bench/NOTES.md v6; the
+  // environment variable NESTSIM_HSX_SMALL_N overrides it), and all pairs too when so
+  // many bodies share grid cells that the grid cannot win (concentric shells, v7);
+  // 0: always the grid.
   int64_t hsx_small_n = -1;
 
   void validate() const;  // throws std::invalid_argument with what is wrong
