@@ -111,7 +111,8 @@ TEST_CASE("concentric shells: SSX gives n(n-1)/2 pairs, HSX none") {
 
 TEST_CASE("many concentric shells: the automatic mode gives the same (no) pairs") {
   // Beyond both backends' all-pairs size, so the automatic mode goes through its
-  // crowded-cell check (all shells share one cell of the top group) and must still
+  // crowded-cell check (all shells share one cell of the top group; on the GPU it picks
+  // all pairs, on the CPU, whose cost ratio is 1, the grid) and must still
   // find exactly the analytic result: nested shells 1 apart with thickness 0.5 never
   // intersect. The grid path on concentric shells is checked above (hsx_small_n = 0).
   const std::size_t n = 25000;

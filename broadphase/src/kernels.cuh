@@ -172,19 +172,24 @@ struct CircularPairs {
   PairSink sink;
 
   NESTSIM_HD void operator()(uint32_t item) const { run_pair_step<Write>(*this, item, sink); }
+
   template <class Emitter>
-  NESTSIM_HD void walk(uint32_t i, Emitter& e) const {
-    const uint32_t steps = device::CircularSchedule::steps(i, n);
-    Real pi[3] = {0, 0, 0}, pj[3] = {0, 0, 0};
-    bodies.load(i, Dim, pi);
-    const Real ri = bodies.radius[i], qi = bodies.thickness[i];
-    uint32_t j = i;
-    for (uint32_t s = 1; s <= steps; ++s) {
-      if (++j == n) j = 0;
-      bodies.load(j, Dim, pj);
-      if (exact_pair(space, pi, ri, qi, pj, bodies.radius[j], bodies.thickness[j]))
+  struct Test {  // the schedule's visitor: the exact test, i's fields loaded once
+    const CircularPairs& step;
+    Emitter& e;
+    Real pi[3], ri, qi;
+    NESTSIM_HD void operator()(uint32_t i, uint32_t j) {
+      Real pj[3] = {0, 0, 0};
+      step.bodies.load(j, Dim, pj);
+      if (exact_pair(step.space, pi, ri, qi, pj, step.bodies.radius[j], step.bodies.thickness[j]))
         e.emit(i, j);
     }
+  };
+  template <class Emitter>
+  NESTSIM_HD void walk(uint32_t i, Emitter& e) const {
+    Test<Emitter> test{*this, e, {0, 0, 0}, bodies.radius[i], bodies.thickness[i]};
+    bodies.load(i, Dim, test.pi);
+    device::CircularSchedule{n}.visit(i, test);
   }
 };
 

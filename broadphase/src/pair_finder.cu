@@ -24,7 +24,6 @@
 #include <thrust/execution_policy.h>
 #include <thrust/fill.h>
 #include <thrust/for_each.h>
-#include <thrust/gather.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 #include <thrust/scan.h>
@@ -509,6 +508,11 @@ template <class Real>
 template <int Dim>
 void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyArrays<Real>& in,
                                   uint32_t n) {
+  // All pairs instead of the grid: few bodies, or (below) crowded cells.
+  if (all_pairs_for(options, n)) {
+    all_pairs<Dim>(in, n);
+    return;
+  }
   const detail::Extent bounds = detail::extent_of<Real>(alloc, extent_scratch, in, n, Dim);
   const Domain& dom = options.domain;
   double span = 0;  // largest extent of the space the grid must cover
@@ -733,12 +737,6 @@ uint64_t PairFinder<Real>::find(const SphereView<Real>& bodies, bool count_only)
 #if defined(NESTSIM_BACKEND_CUDA)
       s.fused = true;
 #endif
-      if (all_pairs_for(options_, n)) {
-        appending([&] {
-          if (three) s.template all_pairs<3>(in, n); else s.template all_pairs<2>(in, n);
-        });
-        break;
-      }
       appending([&] {
         if (three) s.template hsx<3>(options_, in, n); else s.template hsx<2>(options_, in, n);
       });

@@ -61,9 +61,10 @@ struct BroadphaseOptions {
   // seed, section 3.2.2), and one byte per pair instead of one bit (section 3.4).
   bool mapping_lazy = false;
   bool mapping_byte_mask = false;
-  // Method::hsx over at most this many bodies tests all pairs instead (the balanced
-  // circular schedule in one pass: below a few 10^4 bodies the grid's fixed cost of
-  // sorts and launches is more than n^2 / 2 exact tests on a GPU); the pairs do not
+  // Method::hsx over at most this many bodies tests all pairs instead (one pass: tiles
+  // in shared memory on a GPU, the balanced circular schedule on the CPU; below a few
+  // 10^4 bodies the grid's fixed cost of sorts and launches is more than n^2 / 2 exact
+  // tests on a GPU); the pairs do not
   // change. -1 (automatic): the backend's measured crossover (bench/NOTES.md v6; the
   // environment variable NESTSIM_HSX_SMALL_N overrides it), and all pairs too when so
   // many bodies share grid cells that the grid cannot win (concentric shells, v7);
