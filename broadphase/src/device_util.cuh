@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 #if defined(NESTSIM_BACKEND_CUDA)
@@ -227,28 +228,51 @@ inline double choose_buckets(GridSpec& grid, uint32_t count) {
   return cells;
 }
 
-// The counting-sort grid of one level's small bodies (HSX paper section 4.1: atomic
-// count per bucket -> exclusive scan -> scatter), its buffers kept across calls.
+// A grid of one cell (the brute-force group: its bodies are only sorted together).
+inline GridSpec single_cell_grid(const Domain& dom, int dim) {
+  GridSpec g;
+  g.dim = dim;
+  g.periodic = dom.periodic;
+  return g;
+}
+
+// The counting sort of the bodies by (group, bucket) into one table (HSX paper section
+// 4.1: atomic count per bucket -> exclusive scan -> scatter), for every group at once;
+// its buffers kept across calls.
 template <class Real>
-struct SmallGrid {
+struct SortedGrid {
+  thrust::device_vector<GroupGrid> groups;
   thrust::device_vector<uint32_t> bucket_count, bucket_start, bucket_of, rank, id, source_of;
   thrust::device_vector<uint64_t> cell_key, key;
+  thrust::device_vector<uint8_t> group_key, group;
   thrust::device_vector<PackedBody<Real>> packed;
   thrust::device_vector<Real> thickness;
 
-  // Sorts bodies [0, n) into the buckets of `grid` and fills the small-body part of v
-  // (grid, small, small_key, small_count, bucket_start).
+  // Sorts bodies [0, n) into the groups' grids. `host` holds the groups in order, each
+  // with its grid (buckets chosen) and its range [begin, end) of sorted positions (the
+  // sizes of the groups); bucket bases are filled in here. `level` gives each body's
+  // natural level, mapped to its group by to_group (nullptr: one group).
   template <int Dim, class Policy>
-  void build(const Policy& exec, const GridSpec& grid, const BodyArrays<Real>& bodies,
-             uint32_t n, LevelView<Real>& v) {
-    const std::size_t table = grid.table_size;
+  SortedBodies<Real> build(const Policy& exec, std::vector<GroupGrid>& host, const uint8_t* level,
+                           LevelToGroup to_group, const BodyArrays<Real>& bodies, uint32_t n) {
+    uint64_t table = 0;
+    for (GroupGrid& g : host) {
+      g.bucket_base = table;
+      table += g.grid.table_size;
+    }
+    if (table >= (uint64_t(1) << 32))
+      throw std::length_error("nestsim: grid tables exceed 2^32 buckets");
+    groups.resize(host.size());
+    thrust::copy(host.begin(), host.end(), groups.begin());
     ensure_size(bucket_count, table + 1);
     thrust::fill_n(nosync(), bucket_count.begin(), table + 1, 0u);
     ensure_size(bucket_of, n);
     ensure_size(rank, n);
     ensure_size(cell_key, n);
-    for_each_index(n, BinSmall<Real, Dim>{grid, bodies, raw(bucket_count), raw(bucket_of),
-                                          raw(rank), raw(cell_key)});
+    ensure_size(group_key, n);
+    for_each_index(n, BinGroups<Real, Dim>{raw(groups), level, to_group, bodies, raw(bucket_count),
+                                           raw(bucket_of), raw(rank), raw(cell_key),
+                                           raw(group_key)});
     ensure_size(bucket_start, table + 1);
     thrust::exclusive_scan(exec, bucket_count.begin(), bucket_count.begin() + table + 1,
                            bucket_start.begin(), 0u);
@@ -256,20 +280,21 @@ struct SmallGrid {
     ensure_size(thickness, n);
     ensure_size(id, n);
     ensure_size(key, n);
+    ensure_size(group, n);
     ensure_size(source_of, n);
-    for_each_index(n, PlaceSmall{raw(bucket_of), raw(rank), raw(bucket_start), raw(source_of)});
-    GatherSmall<Real, Dim> gather{bodies,       raw(cell_key),  raw(source_of), raw(packed),
-                                  raw(thickness), raw(id),        raw(key)};
-    for_each_index(n, gather);
-
-    v.grid = grid;
-    v.small_packed = raw(packed);
-    v.small = BodyArrays<Real>{};
-    v.small.thickness = raw(thickness);
-    v.small.id = raw(id);
-    v.small_key = raw(key);
-    v.small_count = n;
-    v.bucket_start = raw(bucket_start);
+    for_each_index(n, PlaceSorted{raw(bucket_of), raw(rank), raw(bucket_start), raw(source_of)});
+    for_each_index(n, GatherSorted<Real, Dim>{bodies, raw(cell_key), raw(group_key),
+                                              raw(source_of), raw(packed), raw(thickness),
+                                              raw(id), raw(key), raw(group)});
+    SortedBodies<Real> s;
+    s.groups = raw(groups);
+    s.packed = raw(packed);
+    s.thickness = raw(thickness);
+    s.id = raw(id);
+    s.key = raw(key);
+    s.group = raw(group);
+    s.bucket_start = raw(bucket_start);
+    return s;
   }
 };
 

@@ -201,63 +201,82 @@ struct alignas(4 * sizeof(Real)) PackedBody {
   Real x, y, z, r;  // z = 0 in 2D
 };
 
-// One level of the grid.
-template <class Real>
-struct LevelView {
+// The counting-sort grid of one or more groups of levels, in one table: every body
+// sorted by (group, bucket). HSX puts each group of levels in its own grid (bench/
+// NOTES.md v8: one sort and one pair pass for all groups); grid_uniform has one group.
+struct GroupGrid {
   GridSpec grid;
-  Space<Real> space;
-  const PackedBody<Real>* small_packed = nullptr;  // centre and radius, sorted by bucket
-  BodyArrays<Real> small;              // thickness and id of the same (pos, radius unused)
-  const uint64_t* small_key = nullptr; // linear cell index of each sorted small body
-  uint32_t small_count = 0;
-  const uint32_t* bucket_start = nullptr;  // table_size + 1 offsets into small
-  BodyArrays<Real> large;              // the bodies still large at this level
-  uint32_t large_count = 0;
-  const uint64_t* task_start = nullptr;    // large_count + 1 offsets
-  TaskSize task_size;
-  double small_reach = 0;  // bound on a small body's radius (d / 2)
-  double pad = 0;          // rounding allowance, see PairFinder::State::plan()
+  uint64_t bucket_base = 0;      // the group's first bucket in the shared table
+  uint64_t item_base = 0;        // its first large item (large body, this group)
+  uint32_t begin = 0, end = 0;   // its bodies, in sorted order
+  double reach = 0;              // bound on a member's radius (d / 2)
+  int brute = 0;                 // members tested all against all (section 5.8)
+};
 
-  NESTSIM_HD Real load_small(uint32_t t, Real* p) const {
-    const PackedBody<Real> b = small_packed[t];
+// The group of a level: groups are runs of levels in order, so it is the number of
+// group tops below the level (the brute-force group, always last, has no top bit),
+// capped at the last group. A bit mask instead of a table: a table indexed per body
+// would sit in each GPU thread's local memory.
+struct LevelToGroup {
+  uint64_t tops = 0;  // bit k: level k is the top of a (non-brute) group
+  uint8_t last = 0;   // index of the last group
+  NESTSIM_HD uint8_t operator()(uint8_t level) const {
+    const uint64_t below = tops & ((uint64_t(1) << level) - 1);
+#if defined(__CUDA_ARCH__)
+    const int g = __popcll(below);
+#else
+    const int g = __builtin_popcountll(below);
+#endif
+    return static_cast<uint8_t>(g < last ? g : last);
+  }
+};
+
+// Bodies sorted by (group, bucket), as the pair steps read them.
+template <class Real>
+struct SortedBodies {
+  const GroupGrid* groups = nullptr;
+  const PackedBody<Real>* packed = nullptr;  // centre and radius
+  const Real* thickness = nullptr;
+  const uint32_t* id = nullptr;              // index in the caller's order
+  const uint64_t* key = nullptr;             // linear cell index in its group's grid
+  const uint8_t* group = nullptr;
+  const uint32_t* bucket_start = nullptr;    // shared table, table size + 1 entries
+
+  NESTSIM_HD Real load(uint32_t t, Real* p) const {
+    const PackedBody<Real> b = packed[t];
     p[0] = b.x;
     p[1] = b.y;
     p[2] = b.z;
     return b.r;
   }
-  NESTSIM_HD void cell_of(const double* x, long long* c) const {
-    c[2] = 0;
-    NESTSIM_AXES(a, grid.dim) c[a] = grid.home(grid.raw_coord(x[a], a), a);
-  }
-  NESTSIM_HD double large_outer(Real r) const { return double(r) + small_reach + pad; }
-  NESTSIM_HD double large_inner(Real r, Real q) const {
-    return double(r) - double(q) - small_reach - pad;
-  }
 };
 
-// Visits the small bodies of a run of cells along axis 0 (cells c[1..] fixed, wrapped;
-// [lo, hi] unwrapped): one bucket range per piece when the grid is dense (consecutive x
-// cells are consecutive buckets), else one hashed look-up per cell with the cell check.
+// Visits the bodies of a run of cells along axis 0 of a group's grid (cells c[1..]
+// fixed, wrapped; [lo, hi] unwrapped), from sorted position `first` on: one bucket
+// range per piece when the grid is dense (consecutive x cells are consecutive buckets),
+// else one hashed look-up per cell with the cell check.
 template <class Real, class Body>
-NESTSIM_HD inline void for_each_small_in_run(const LevelView<Real>& v, const long long* c,
-                                             long long lo, long long hi, uint32_t first,
-                                             Body& body) {
-  const GridSpec& g = v.grid;
+NESTSIM_HD inline void for_each_in_run(const SortedBodies<Real>& s, const GroupGrid& grp,
+                                       const long long* c, long long lo, long long hi,
+                                       uint32_t first, Body& body) {
+  const GridSpec& g = grp.grid;
+  const uint32_t* start = s.bucket_start + grp.bucket_base;
   if (g.dense) {
     struct Piece {
-      const LevelView<Real>& v;
+      const GridSpec& g;
+      const uint32_t* start;
       const long long* c;
       uint32_t first;
       Body& body;
       NESTSIM_HD void operator()(long long a, long long b) {
         const long long row[3] = {0, c[1], c[2]};
-        const uint64_t base = v.grid.linear(row);
-        uint32_t t = v.bucket_start[base + uint64_t(a)];
-        const uint32_t t_end = v.bucket_start[base + uint64_t(b) + 1];
+        const uint64_t base = g.linear(row);
+        uint32_t t = start[base + uint64_t(a)];
+        const uint32_t t_end = start[base + uint64_t(b) + 1];
         if (t < first) t = first;
         for (; t < t_end; ++t) body(t);
       }
-    } piece{v, c, first, body};
+    } piece{g, start, c, first, body};
     for_each_run_piece(g, lo, hi, piece);
     return;
   }
@@ -266,30 +285,38 @@ NESTSIM_HD inline void for_each_small_in_run(const LevelView<Real>& v, const lon
     cell[0] = g.home(x, 0);
     const uint64_t lin = g.linear(cell);
     const uint64_t bucket = g.bucket(lin);
-    uint32_t t = v.bucket_start[bucket];
-    const uint32_t t_end = v.bucket_start[bucket + 1];
+    uint32_t t = start[bucket];
+    const uint32_t t_end = start[bucket + 1];
     if (t < first) t = first;
     for (; t < t_end; ++t)
-      if (v.small_key[t] == lin) body(t);
+      if (s.key[t] == lin) body(t);
   }
 }
 
-// Section 4.1, step 2: each small body finds its cell and takes a rank in its bucket.
+// Section 4.1, step 2, for all groups at once: each body finds its group (from its
+// natural level), the cell of its centre in that group's grid, and a rank in its bucket.
 template <class Real, int Dim>
-struct BinSmall {
-  GridSpec grid;
-  BodyArrays<Real> bodies;  // the level's small bodies in group order
+struct BinGroups {
+  const GroupGrid* groups;
+  const uint8_t* level;  // natural level per body; nullptr: one group
+  LevelToGroup to_group;
+  BodyArrays<Real> bodies;
   uint32_t* bucket_count;
   uint32_t* bucket_of;
   uint32_t* rank;
   uint64_t* key;
+  uint8_t* group;
 
   NESTSIM_HD void operator()(uint32_t k) const {
+    const uint8_t g = level ? to_group(level[k]) : uint8_t(0);
+    const GridSpec& grid = groups[g].grid;
     long long c[3] = {0, 0, 0};
-    NESTSIM_UNROLL for (int a = 0; a < Dim; ++a) c[a] = grid.home(grid.raw_coord(double(bodies.pos[a][k]), a), a);
+    NESTSIM_UNROLL for (int a = 0; a < Dim; ++a)
+      c[a] = grid.home(grid.raw_coord(double(bodies.pos[a][k]), a), a);
     const uint64_t lin = grid.linear(c);
-    const uint32_t b = static_cast<uint32_t>(grid.bucket(lin));
+    const uint32_t b = static_cast<uint32_t>(groups[g].bucket_base + grid.bucket(lin));
     key[k] = lin;
+    group[k] = g;
     bucket_of[k] = b;
     rank[k] = atomic_fetch_add(&bucket_count[b], 1u);
   }
@@ -298,7 +325,7 @@ struct BinSmall {
 // Section 4.1, step 4, in two passes: each body writes its index at its place (bucket
 // start + rank), then each place gathers its body. One scattered 4-byte write per body
 // instead of seven scattered fields, which on the GPU cost a sector fill each.
-struct PlaceSmall {
+struct PlaceSorted {
   const uint32_t* bucket_of;
   const uint32_t* rank;
   const uint32_t* bucket_start;
@@ -309,14 +336,16 @@ struct PlaceSmall {
 };
 
 template <class Real, int Dim>
-struct GatherSmall {
+struct GatherSorted {
   BodyArrays<Real> from;
   const uint64_t* key;
+  const uint8_t* group;
   const uint32_t* source_of;
   PackedBody<Real>* packed;
   Real* thickness;
   uint32_t* id;
   uint64_t* sorted_key;
+  uint8_t* sorted_group;
 
   NESTSIM_HD void operator()(uint32_t dst) const {
     const uint32_t k = source_of[dst];
@@ -325,26 +354,44 @@ struct GatherSmall {
     thickness[dst] = from.thickness[k];
     id[dst] = from.id_of(k);
     sorted_key[dst] = key[k];
+    sorted_group[dst] = group[k];
   }
 };
 
-// Algorithm 1 line 6: small-small pairs from the Moore neighbourhood (27 cells in 3D,
-// 9 in 2D); each pair once, from the body that comes first in bucket order.
+// The exact test of sorted body t against a fixed body a, emitting (id_a, id[t]).
+template <class Real, class Emitter>
+struct TestAgainst {
+  const SortedBodies<Real>& s;
+  const Space<Real>& space;
+  Real pa[3], ra, qa;
+  uint32_t id_a;
+  Emitter& e;
+  NESTSIM_HD void operator()(uint32_t t) {
+    Real pb[3] = {0, 0, 0};
+    const Real rb = s.load(t, pb);
+    if (exact_pair(space, pa, ra, qa, pb, rb, s.thickness[t])) e.emit(id_a, s.id[t]);
+  }
+};
+
+// The solid uniform grid's step (grid_uniform, solid_grids.cu; in the style of fast
+// fixed-radius nearest neighbours): pairs from the Moore neighbourhood (27 cells in
+// 3D, 9 in 2D) of one group whose cell width bounds every pair's reach; each pair
+// once, from the body that comes first in bucket order.
 template <class Real, int Dim, bool Write>
-struct SmallPairs {
-  LevelView<Real> v;
+struct MoorePairs {
+  SortedBodies<Real> s;
+  Space<Real> space;
   PairSink sink;
 
   NESTSIM_HD void operator()(uint32_t a) const { run_pair_step<Write>(*this, a, sink); }
   template <class Emitter>
   NESTSIM_HD void walk(uint32_t a, Emitter& e) const {
-    const GridSpec& g = v.grid;
-    Real pa[3] = {0, 0, 0};
-    const Real ra = v.load_small(a, pa), qa = v.small.thickness[a];
-    const uint32_t id_a = v.small.id[a];
-    double x[3] = {double(pa[0]), double(pa[1]), double(pa[2])};
-    long long c[3];
-    v.cell_of(x, c);
+    const GroupGrid& grp = s.groups[0];
+    const GridSpec& g = grp.grid;
+    TestAgainst<Real, Emitter> test{s, space, {0, 0, 0}, 0, s.thickness[a], s.id[a], e};
+    test.ra = s.load(a, test.pa);
+    long long c[3] = {0, 0, 0};
+    NESTSIM_AXES(d, Dim) c[d] = g.home(g.raw_coord(double(test.pa[d]), d), d);
     // In a periodic box of fewer than 3 cells on an axis, offsets -1 and +1 reach the
     // same cell: visit each distinct cell once.
     int off_lo[3] = {0, 0, 0}, off_hi[3] = {0, 0, 0};
@@ -352,19 +399,6 @@ struct SmallPairs {
       off_lo[d] = (g.periodic && g.n[d] < 3) ? 0 : -1;
       off_hi[d] = (g.periodic && g.n[d] == 1) ? 0 : 1;
     }
-    struct Test {
-      const LevelView<Real>& v;
-      const Real* pa;
-      Real ra, qa;
-      uint32_t id_a;
-      Emitter& e;
-      NESTSIM_HD void operator()(uint32_t t) {
-        Real pb[3] = {0, 0, 0};
-        const Real rb = v.load_small(t, pb);
-        if (exact_pair(v.space, pa, ra, qa, pb, rb, v.small.thickness[t]))
-          e.emit(id_a, v.small.id[t]);
-      }
-    } test{v, pa, ra, qa, id_a, e};
     long long nc[3] = {0, 0, 0};
     for (int oz = off_lo[2]; oz <= off_hi[2]; ++oz) {
       for (int oy = off_lo[1]; oy <= off_hi[1]; ++oy) {
@@ -380,89 +414,136 @@ struct SmallPairs {
           lo = lo < 0 ? 0 : lo;
           hi = hi > g.n[0] - 1 ? g.n[0] - 1 : hi;
         }
-        // Each pair once: from the body that comes first in bucket order.
-        for_each_small_in_run(v, nc, lo, hi, a + 1, test);
+        for_each_in_run(s, grp, nc, lo, hi, a + 1, test);
       }
     }
   }
 };
 
-// Section 4.3, step 1: how many tasks each large body needs at this level.
+// HSX over all groups of levels at once (bench/NOTES.md v8).
+template <class Real>
+struct GroupedView {
+  SortedBodies<Real> s;
+  Space<Real> space;
+  uint32_t group_count = 0;
+  double pad = 0;  // rounding allowance (device_util.cuh, rounding_pad)
+  TaskSize task_size;
+  const uint64_t* task_start = nullptr;  // large items + 1 offsets
+  uint64_t items = 0;                    // large items (large body, smaller group)
+
+  // The group of large item k: the last with item_base <= k (groups without large
+  // bodies share the next group's base and are skipped), and the body.
+  NESTSIM_HD uint32_t item_group(uint64_t k) const {
+    uint32_t g = group_count - 1;
+    while (g > 0 && s.groups[g].item_base > k) --g;
+    return g;
+  }
+};
+
+// Visits the cells of a group's grid that hold the centres of all bodies of that
+// group within `outer` of x, less those wholly inside the ball of radius `inner`:
+// column by column (grid.cuh, visit_rim_column), or every member from `first` on when
+// the window wraps a periodic box or has more columns than the group has bodies.
+template <class Real, int Dim, class Test>
+struct WindowVisitor {
+  const SortedBodies<Real>& s;
+  const GroupGrid& grp;
+  uint32_t first;
+  Test& test;
+  NESTSIM_HD void operator()(const long long* c, long long lo, long long hi) {
+    for_each_in_run(s, grp, c, lo, hi, first, test);
+  }
+};
+
+// Algorithm 1 line 6 with a tighter window: small body a tests the later members of
+// its group whose centres may lie within r_a + reach (the bound on a member's radius)
+// instead of the whole Moore neighbourhood; the window's columns are cut to that
+// sphere (as the rim walk of section 4.3 does). Each pair once, from the body that
+// comes first in sorted order: both centres lie in each other's window.
+template <class Real, int Dim, bool Write>
+struct GroupSmallPairs {
+  GroupedView<Real> v;
+  PairSink sink;
+
+  NESTSIM_HD void operator()(uint32_t a) const { run_pair_step<Write>(*this, a, sink); }
+  template <class Emitter>
+  NESTSIM_HD void walk(uint32_t a, Emitter& e) const {
+    const SortedBodies<Real>& s = v.s;
+    const GroupGrid& grp = s.groups[s.group[a]];
+    TestAgainst<Real, Emitter> test{s, v.space, {0, 0, 0}, 0, s.thickness[a], s.id[a], e};
+    test.ra = s.load(a, test.pa);
+    if (!grp.brute) {
+      double x[3] = {double(test.pa[0]), double(test.pa[1]), double(test.pa[2])};
+      const double outer = double(test.ra) + grp.reach + v.pad;
+      const LargePlan p = plan_large<Dim>(grp.grid, x, outer, grp.end - grp.begin, v.task_size);
+      if (!p.direct) {
+        WindowVisitor<Real, Dim, TestAgainst<Real, Emitter>> visit{s, grp, a + 1, test};
+        for (uint64_t column = 0; column < p.columns; ++column)
+          visit_rim_column<Dim>(grp.grid, p, column, x, outer, 0.0, visit);
+        return;
+      }
+    }
+    for (uint32_t t = a + 1; t < grp.end; ++t) test(t);
+  }
+};
+
+// Section 4.3, step 1: how many tasks large item k (body l, smaller group g) needs.
 template <class Real, int Dim>
-struct CountLargeTasks {
-  LevelView<Real> v;
+struct GroupLargeTasks {
+  GroupedView<Real> v;
   uint64_t* tasks;
 
-  NESTSIM_HD void operator()(uint32_t l) const {
-    double x[3] = {0, 0, 0};
-    NESTSIM_UNROLL for (int a = 0; a < Dim; ++a) x[a] = double(v.large.pos[a][l]);
-    tasks[l] = plan_large<Dim>(v.grid, x, v.large_outer(v.large.radius[l]), v.small_count,
+  NESTSIM_HD void operator()(uint64_t k) const {
+    const GroupGrid& grp = v.s.groups[v.item_group(k)];
+    const uint32_t l = grp.end + uint32_t(k - grp.item_base);
+    Real p[3] = {0, 0, 0};
+    const Real r = v.s.load(l, p);
+    const double x[3] = {double(p[0]), double(p[1]), double(p[2])};
+    tasks[k] = plan_large<Dim>(grp.grid, x, double(r) + grp.reach + v.pad, grp.end - grp.begin,
                                v.task_size).tasks;
   }
 };
 
-template <class Real, int Dim, class Emitter>
-struct RimVisitor {
-  const LevelView<Real>* v;
-  const Real* pl;
-  Real rl, ql;
-  uint32_t id_l;
-  Emitter* e;
-
-  NESTSIM_HD void operator()(uint32_t t) {
-    Real ps[3] = {0, 0, 0};
-    const Real rs = v->load_small(t, ps);
-    if (exact_pair(v->space, ps, rs, v->small.thickness[t], pl, rl, ql))
-      e->emit(v->small.id[t], id_l);
-  }
-  NESTSIM_HD void operator()(const long long* c, long long lo, long long hi) {
-    for_each_small_in_run(*v, c, lo, hi, 0u, *this);
-  }
-};
-
-// Algorithm 1 lines 7-8, section 4.3 steps 2-4: task t of large body l visits one
-// column of its rim cells (or one chunk of small bodies in direct mode).
+// Algorithm 1 lines 7-8, section 4.3 steps 2-4: task t of large item (l, g) visits one
+// column of l's rim cells in group g's grid (or one chunk of g's bodies in direct mode).
 template <class Real, int Dim, bool Write>
-struct LargePairs {
-  LevelView<Real> v;
+struct GroupLargePairs {
+  GroupedView<Real> v;
   PairSink sink;
 
   NESTSIM_HD void operator()(uint64_t t) const { run_pair_step<Write>(*this, t, sink); }
   template <class Emitter>
   NESTSIM_HD void walk(uint64_t t, Emitter& e) const {
-    // The large body that owns task t: last l with task_start[l] <= t.
-    uint32_t lo = 0, hi = v.large_count;  // task_start[lo] <= t < task_start[hi]
+    // The item that owns task t: last k with task_start[k] <= t.
+    uint64_t lo = 0, hi = v.items;  // task_start[lo] <= t < task_start[hi]
     while (hi - lo > 1) {
-      const uint32_t mid = lo + (hi - lo) / 2;
+      const uint64_t mid = lo + (hi - lo) / 2;
       if (v.task_start[mid] <= t) lo = mid; else hi = mid;
     }
-    const uint32_t l = lo;
-    const uint64_t local = t - v.task_start[l];
-    Real pl[3] = {0, 0, 0};
-    v.large.load(l, Dim, pl);
-    const Real rl = v.large.radius[l], ql = v.large.thickness[l];
-    double x[3] = {double(pl[0]), double(pl[1]), double(pl[2])};
-    const double outer = v.large_outer(rl);
-    const LargePlan plan = plan_large<Dim>(v.grid, x, outer, v.small_count, v.task_size);
-    RimVisitor<Real, Dim, Emitter> visit{&v, pl, rl, ql, v.large.id[l], &e};
+    const uint64_t local = t - v.task_start[lo];
+    const SortedBodies<Real>& s = v.s;
+    const GroupGrid& grp = s.groups[v.item_group(lo)];
+    const uint32_t l = grp.end + uint32_t(lo - grp.item_base);
+    TestAgainst<Real, Emitter> test{s, v.space, {0, 0, 0}, 0, s.thickness[l], s.id[l], e};
+    test.ra = s.load(l, test.pa);
+    const double x[3] = {double(test.pa[0]), double(test.pa[1]), double(test.pa[2])};
+    const double outer = double(test.ra) + grp.reach + v.pad;
+    const LargePlan plan = plan_large<Dim>(grp.grid, x, outer, grp.end - grp.begin, v.task_size);
     if (plan.direct) {
-      Real ps[3] = {0, 0, 0};
-      const uint64_t first = local * v.task_size.direct_chunk;
-      uint64_t last = first + v.task_size.direct_chunk;
-      if (last > v.small_count) last = v.small_count;
-      for (uint64_t s = first; s < last; ++s) {
-        const Real rs = v.load_small(uint32_t(s), ps);
-        if (exact_pair(v.space, ps, rs, v.small.thickness[s], pl, rl, ql))
-          e.emit(v.small.id[s], visit.id_l);
-      }
-    } else {
-      const double inner = v.large_inner(rl, ql);
-      const uint64_t first = local * v.task_size.columns;
-      const uint64_t last =
-          first + v.task_size.columns < plan.columns ? first + v.task_size.columns : plan.columns;
-      for (uint64_t column = first; column < last; ++column)
-        visit_rim_column<Dim>(v.grid, plan, column, x, outer, inner, visit);
+      const uint64_t first = grp.begin + local * v.task_size.direct_chunk;
+      const uint64_t last = first + v.task_size.direct_chunk < grp.end
+                                ? first + v.task_size.direct_chunk
+                                : grp.end;
+      for (uint64_t b = first; b < last; ++b) test(uint32_t(b));
+      return;
     }
+    const double inner = double(test.ra) - double(test.qa) - grp.reach - v.pad;
+    WindowVisitor<Real, Dim, TestAgainst<Real, Emitter>> visit{s, grp, 0u, test};
+    const uint64_t first = local * v.task_size.columns;
+    const uint64_t last =
+        first + v.task_size.columns < plan.columns ? first + v.task_size.columns : plan.columns;
+    for (uint64_t column = first; column < last; ++column)
+      visit_rim_column<Dim>(grp.grid, plan, column, x, outer, inner, visit);
   }
 };
 

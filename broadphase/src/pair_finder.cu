@@ -53,7 +53,7 @@ namespace {
 
 using detail::BodyArrays;
 using detail::GridSpec;
-using detail::LevelView;
+using detail::LevelToGroup;
 using detail::PairSink;
 using detail::ensure_size;
 using detail::for_each_index;
@@ -223,13 +223,6 @@ void all_pairs_tiles(const BodyArrays<Real>& bodies, const Space<Real>& space, u
 }
 #endif
 
-#if !defined(NESTSIM_BACKEND_CUDA)
-struct InGroup {
-  uint8_t group;
-  NESTSIM_HD bool operator()(uint8_t g) const { return g == group; }
-};
-#endif
-
 struct PackKey {
   int bits;
   NESTSIM_HD uint64_t operator()(uint64_t key) const {
@@ -243,44 +236,10 @@ struct UnpackKey {
   }
 };
 
-// The bodies' fields in group order, in one pass.
-template <class Real, int Dim>
-struct GatherBodies {
-  BodyArrays<Real> in;
-  const uint32_t* order;
-  Real* pos[3];
-  Real* radius;
-  Real* thickness;
-  NESTSIM_HD void operator()(uint32_t k) const {
-    const uint32_t i = order[k];
-    NESTSIM_AXES(a, Dim) pos[a][k] = in.pos[a][i];
-    radius[k] = in.radius[i];
-    thickness[k] = in.thickness[i];
-  }
-};
-
 struct AddTotal {
   uint64_t* total;
   const uint64_t* add;
   NESTSIM_HD void operator()(int) const { *total += *add; }
-};
-
-// The group of a level: groups are runs of levels in order, so it is the number of
-// group tops below the level (the brute-force group, always last, has no top bit),
-// capped at the last group. A bit mask instead of a table: a table indexed per body
-// would sit in each GPU thread's local memory.
-struct LevelToGroup {
-  uint64_t tops;  // bit k: level k is the top of a (non-brute) group
-  uint8_t last;   // index of the last group
-  NESTSIM_HD uint8_t operator()(uint8_t level) const {
-    const uint64_t below = tops & ((uint64_t(1) << level) - 1);
-#if defined(__CUDA_ARCH__)
-    const int g = __popcll(below);
-#else
-    const int g = __builtin_popcountll(below);
-#endif
-    return static_cast<uint8_t>(g < last ? g : last);
-  }
 };
 
 // One group of levels: bodies [begin, end) in group order are its small set.
@@ -291,8 +250,9 @@ struct Group {
 };
 
 // Rim cells a large body walks per small body before its level is merged upwards
-// (bench/NOTES.md v4 and v5: on the H100 1 since the per-level host round trips are
-// gone; on 2 CPU cores 0.25, 1 costs a third more at 1e6, phi 0.1).
+// (bench/NOTES.md v4, v5 and v8: on the H100 2 since all groups share one sort and one
+// pair pass, 1 was 1-13% slower at phi 0.3 and equal at phi 0.1; on 2 CPU cores 0.25,
+// 1 costs a third more at 1e6, phi 0.1).
 // Both can be overridden for tuning experiments: NESTSIM_HSX_RIM_PER_SMALL,
 // NESTSIM_HSX_BRUTE_REMAINDER (bench/NOTES.md).
 double env_or(const char* name, double fallback) {
@@ -300,7 +260,7 @@ double env_or(const char* name, double fallback) {
   return v ? std::atof(v) : fallback;
 }
 #if defined(NESTSIM_BACKEND_CUDA)
-const double kRimPerSmall = env_or("NESTSIM_HSX_RIM_PER_SMALL", 1.0);
+const double kRimPerSmall = env_or("NESTSIM_HSX_RIM_PER_SMALL", 2.0);
 #else
 const double kRimPerSmall = env_or("NESTSIM_HSX_RIM_PER_SMALL", 0.25);
 #endif
@@ -343,6 +303,11 @@ const double kGridTestCost = env_or("NESTSIM_HSX_GRID_TEST_COST", 2.0);
 #else
 const double kGridTestCost = env_or("NESTSIM_HSX_GRID_TEST_COST", 1.0);
 #endif
+
+// Cell width of a group's grid relative to its top diameter d (bench/NOTES.md v8): the
+// small-pair windows and the rim walks search cells of this width; members' radii stay
+// bounded by d / 2 whatever the cells. NESTSIM_HSX_CELL_FRACTION overrides it.
+const double kCellFraction = std::max(1.0 / 64, env_or("NESTSIM_HSX_CELL_FRACTION", 1.0));
 
 std::vector<Group> plan_groups(const std::vector<uint32_t>& histogram, int dim, uint32_t n) {
   std::vector<Group> groups;
@@ -399,11 +364,10 @@ struct PairFinder<Real>::State {
   PhaseTrace phase;
   // effective radii (skin, solid mode)
   thrust::device_vector<Real> r_eff, q_eff;
-  // bodies in group order
-  thrust::device_vector<uint8_t> natural, group_key;
-  thrust::device_vector<uint32_t> histogram, order;
-  thrust::device_vector<Real> g_pos[3], g_r, g_q;
-  detail::SmallGrid<Real> small_grid;  // the level's grid
+  // natural levels, and all bodies sorted by (group, bucket)
+  thrust::device_vector<uint8_t> natural;
+  thrust::device_vector<uint32_t> histogram;
+  detail::SortedGrid<Real> sorted;
   // pair assembly
   thrust::device_vector<uint64_t> task_count, task_start, counts, offsets;
   thrust::device_vector<uint64_t> keys;
@@ -501,7 +465,8 @@ struct PairFinder<Real>::State {
   void hsx(const BroadphaseOptions& options, const BodyArrays<Real>& in, uint32_t n);
 
   template <int Dim>
-  void level(const Group& group, const GridSpec& grid, uint32_t n, double pad);
+  void groups_pass(std::vector<detail::GroupGrid>& groups, LevelToGroup to_group,
+                   const BodyArrays<Real>& in, uint32_t n, double pad);
 };
 
 template <class Real>
@@ -532,137 +497,80 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
   std::vector<uint32_t> host_histogram(kLevels);
   thrust::copy_n(histogram.begin(), kLevels, host_histogram.begin());
   const std::vector<Group> groups = plan_groups(host_histogram, Dim, n);
-  if (options.hsx_small_n < 0) {
-    double shared = 0;  // lower bound of the pairs that share a cell, over the groups
-    for (const Group& g : groups) {
-      if (g.brute) continue;
-      const GridSpec grid = detail::make_grid(dom, Dim, std::ldexp(d0, g.top_level),
-                                              bounds.centre_lo, bounds.centre_hi);
-      double cells = 1;
-      for (int a = 0; a < Dim; ++a) cells *= double(grid.n[a]);
-      const double ns = double(g.end - g.begin);
-      shared += ns * std::max(0.0, ns / cells - 1.0) / 2.0;
-    }
-    if (kGridTestCost * shared > double(n) * double(n - 1) / 2.0) {
-      if (phase.on) std::fprintf(stderr, "hsx: crowded cells (>= %g shared pairs): all pairs\n", shared);
-      all_pairs<Dim>(in, n);
-      return;
-    }
-  }
 
-  // Sort bodies by group (stable: ties keep index order).
+  // One grid per group of levels, all in one table (bench/NOTES.md v8): cells of
+  // kCellFraction times the group's top diameter d; members have radius <= d / 2.
+  std::vector<detail::GroupGrid> grids(groups.size());
   LevelToGroup to_group{0, static_cast<uint8_t>(groups.size() - 1)};
-  for (const Group& g : groups)
-    if (!g.brute) to_group.tops |= uint64_t(1) << g.top_level;
-  ensure_size(group_key, n);
-  thrust::transform(detail::nosync(), natural.begin(), natural.begin() + n, group_key.begin(),
-                    to_group);
-  ensure_size(order, n);
+  uint64_t items = 0;       // large items (large body, smaller group)
+  double shared = 0;        // lower bound of the pairs that share a cell, over the groups
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    const Group& g = groups[k];
+    detail::GroupGrid& grid = grids[k];
+    grid.begin = g.begin;
+    grid.end = g.end;
+    grid.brute = g.brute;
+    if (g.brute) {
+      grid.grid = detail::single_cell_grid(dom, Dim);
+      continue;
+    }
+    to_group.tops |= uint64_t(1) << g.top_level;
+    const double d = std::ldexp(d0, g.top_level);
+    grid.grid = detail::make_grid(dom, Dim, d * kCellFraction, bounds.centre_lo, bounds.centre_hi);
+    const double ns = double(g.end - g.begin);
+    const double cells = detail::choose_buckets(grid.grid, g.end - g.begin);
+    shared += ns * std::max(0.0, ns / cells - 1.0) / 2.0;
+    grid.reach = 0.5 * d;
+    grid.item_base = items;
+    items += n - g.end;
+  }
+  for (detail::GroupGrid& grid : grids)
+    if (grid.brute) grid.item_base = items;  // owns no item
+  if (options.hsx_small_n < 0 && kGridTestCost * shared > double(n) * double(n - 1) / 2.0) {
+    if (phase.on) std::fprintf(stderr, "hsx: crowded cells (>= %g shared pairs): all pairs\n", shared);
+    all_pairs<Dim>(in, n);
+    return;
+  }
   phase.mark("bounds, level histogram");
-  // Stable partition by group (section 4: "indicator sequences and prefix sums"). On
-  // the GPU one stable radix sort of the ids by their 8-bit group (no host round trip);
-  // on the CPU one stream compaction per group into its range.
-#if defined(NESTSIM_BACKEND_CUDA)
-  thrust::sequence(detail::nosync(), order.begin(), order.begin() + n);
-  if (groups.size() > 1)
-    thrust::stable_sort_by_key(detail::policy(alloc), group_key.begin(), group_key.begin() + n,
-                               order.begin());
-#else
-  if (groups.size() == 1) {
-    thrust::sequence(detail::nosync(), order.begin(), order.begin() + n);
-  } else {
-    for (std::size_t g = 0; g < groups.size(); ++g)
-      thrust::copy_if(detail::policy(alloc), thrust::counting_iterator<uint32_t>(0),
-                      thrust::counting_iterator<uint32_t>(n), group_key.begin(),
-                      order.begin() + groups[g].begin, InGroup{uint8_t(g)});
-  }
-#endif
-  for (int a = 0; a < Dim; ++a) ensure_size(g_pos[a], n);
-  ensure_size(g_r, n);
-  ensure_size(g_q, n);
-  GatherBodies<Real, Dim> gather{in, raw(order), {nullptr, nullptr, nullptr}, raw(g_r), raw(g_q)};
-  for (int a = 0; a < Dim; ++a) gather.pos[a] = raw(g_pos[a]);
-  for_each_index(n, gather);  // one pass for every field (bench/NOTES.md v6)
-
-  phase.mark("group order, gather");
-  BodyArrays<Real> grouped;
-  for (int a = 0; a < Dim; ++a) grouped.pos[a] = raw(g_pos[a]);
-  grouped.radius = raw(g_r);
-  grouped.thickness = raw(g_q);
-  grouped.id = raw(order);
-
-  // NESTSIM_TRACE=1 prints the level plan and the time of each level to stderr.
   static const bool trace = std::getenv("NESTSIM_TRACE") != nullptr;
-  if (trace)
+  if (trace) {
     std::fprintf(stderr, "hsx: n=%u d0=%g pad=%g groups=%zu\n", n, d0, pad, groups.size());
-  for (const Group& group : groups) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const uint64_t pairs_before = trace ? uint64_t(total[0]) : 0;
-    if (trace && group.brute)
-      std::fprintf(stderr, "  brute over %u bodies\n", n - group.begin);
-    if (group.brute) {
-      brute<Dim>(grouped, group.begin, n);
-      break;
-    }
-    const double d = std::ldexp(d0, group.top_level);
-    GridSpec grid = detail::make_grid(dom, Dim, d, bounds.centre_lo, bounds.centre_hi);
-    const uint32_t small_count = group.end - group.begin;
-    const double cells = detail::choose_buckets(grid, small_count);
-    this->level<Dim>(group, grid, n, pad);
-    if (trace) {
-      const double ms = std::chrono::duration<double, std::milli>(
-                            std::chrono::steady_clock::now() - t0).count();
-      std::fprintf(stderr,
-                   "  level top=%d d=%g small=%u large=%u cells=%g %s table=%llu pairs=%llu "
-                   "%.3f ms\n",
-                   group.top_level, d, small_count, n - group.end, cells,
-                   grid.dense ? "dense" : "hashed", (unsigned long long)grid.table_size,
-                   (unsigned long long)(uint64_t(total[0]) - pairs_before), ms);
-    }
+    for (const detail::GroupGrid& g : grids)
+      std::fprintf(stderr, "  group top=%g members=%u large=%u %s table=%llu%s\n", 2 * g.reach,
+                   g.end - g.begin, n - g.end, g.grid.dense ? "dense" : "hashed",
+                   (unsigned long long)g.grid.table_size, g.brute ? " (brute force)" : "");
   }
+  groups_pass<Dim>(grids, to_group, in, n, pad);
 }
 
 template <class Real>
 template <int Dim>
-void PairFinder<Real>::State::level(const Group& group, const GridSpec& grid, uint32_t n,
-                                    double pad) {
-  const uint32_t ns = group.end - group.begin;
-  const uint32_t nl = n - group.end;
-  BodyArrays<Real> small_in;
-  for (int a = 0; a < Dim; ++a) small_in.pos[a] = raw(g_pos[a]) + group.begin;
-  small_in.radius = raw(g_r) + group.begin;
-  small_in.thickness = raw(g_q) + group.begin;
-  small_in.id = raw(order) + group.begin;
-
-  LevelView<Real> v;
-  small_grid.template build<Dim>(detail::policy(alloc), grid, small_in, ns, v);
-  phase.mark("grid (count sort)");
-
+void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups,
+                                          LevelToGroup to_group, const BodyArrays<Real>& in,
+                                          uint32_t n, double pad) {
+  detail::GroupedView<Real> v;
+  v.s = sorted.template build<Dim>(detail::policy(alloc), groups, raw(natural), to_group, in, n);
+  phase.mark("sort by group and cell");
   v.space = space;
-  for (int a = 0; a < Dim; ++a) v.large.pos[a] = raw(g_pos[a]) + group.end;
-  v.large.radius = raw(g_r) + group.end;
-  v.large.thickness = raw(g_q) + group.end;
-  v.large.id = raw(order) + group.end;
-  v.large_count = nl;
-  v.task_size = kTaskSize;
-  double min_width = grid.width[0];
-  for (int a = 1; a < Dim; ++a) min_width = std::min(min_width, grid.width[a]);
-  v.small_reach = 0.5 * min_width;
+  v.group_count = uint32_t(groups.size());
   v.pad = pad;
-
-  // Small-small pairs.
-  emit_pairs<detail::SmallPairs, Dim>(ns, v);
+  v.task_size = kTaskSize;
+  // Small-small pairs of every group.
+  emit_pairs<detail::GroupSmallPairs, Dim>(n, v);
   phase.mark("small-small pairs");
-  if (nl == 0) return;
-
-  // Large-small pairs: tasks per large body, then count -> scan -> write over tasks.
-  ensure_size(task_count, std::size_t(nl));
-  for_each_index(nl, detail::CountLargeTasks<Real, Dim>{v, raw(task_count)});
-  const uint64_t tasks = scan_counts(detail::policy(alloc), task_count, task_start, nl);
+  // Large-small pairs: items (large body, smaller group) -> tasks -> count/scan/write.
+  uint64_t items = 0;
+  for (const detail::GroupGrid& g : groups)
+    if (!g.brute) items += n - g.end;
+  if (items == 0) return;
+  v.items = items;
+  ensure_size(task_count, std::size_t(items));
+  for_each_index(items, detail::GroupLargeTasks<Real, Dim>{v, raw(task_count)});
+  const uint64_t tasks = scan_counts(detail::policy(alloc), task_count, task_start, items);
+  phase.mark("large tasks");
   if (tasks == 0) return;
   v.task_start = raw(task_start);
-  phase.mark("large tasks");
-  emit_pairs<detail::LargePairs, Dim>(tasks, v);
+  emit_pairs<detail::GroupLargePairs, Dim>(tasks, v);
   phase.mark("large-small pairs");
 }
 

@@ -3,9 +3,9 @@
 // grid_uniform, in the style of fast fixed-radius nearest neighbours:
 //  1. cell width d = largest diameter + rounding pad (>= the reach of every pair);
 //  2. counting sort of the bodies by the cell of their centre (count -> scan ->
-//     scatter, the BinSmall/PlaceSmall/GatherSmall steps of the HSX level grid, kernels.cuh);
+//     scatter, SortedGrid of device_util.cuh, as HSX sorts its groups of levels);
 //  3. each body tests the later bodies of its 27 (9 in 2D) neighbouring cells
-//     (SmallPairs): every body is "small" at this single level.
+//     (MoorePairs, kernels.cuh).
 // grid_aabb, in the style of chrono::collide's multi-cell AABB grid:
 //  1. cell width from the mean diameter, doubled while the bodies' boxes would take more
 //     than kEntriesPerBody cells per body on average (so radii spanning 1e-3..1e3 do not
@@ -90,13 +90,13 @@ uint64_t SolidGrids<Real>::uniform_dim(const BroadphaseOptions& options,
   GridSpec grid = make_grid(options.domain, Dim, 2.0 * e.rmax + pad, e.centre_lo, e.centre_hi);
   choose_buckets(grid, n);
 
-  // Counting sort by cell, then one level where every body is small: the
-  // Moore-neighbourhood search of SmallPairs.
-  LevelView<Real> v;
-  small_grid_.template build<Dim>(thrust::device, grid, bodies, n, v);
-  v.space = space;
-  v.pad = pad;
-  return emit_pairs<SmallPairs, Dim>(n, count_only, keys, v);
+  // Counting sort by cell (one group), then the Moore-neighbourhood search.
+  std::vector<GroupGrid> groups(1);
+  groups[0].grid = grid;
+  groups[0].end = n;
+  const SortedBodies<Real> s =
+      sorted_.template build<Dim>(thrust::device, groups, nullptr, LevelToGroup{}, bodies, n);
+  return emit_pairs<MoorePairs, Dim>(n, count_only, keys, s, space);
 }
 
 template <class Real>
