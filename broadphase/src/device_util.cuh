@@ -54,6 +54,34 @@ void for_each_index(Index n, F f) {
   thrust::for_each_n(nosync(), thrust::counting_iterator<Index>(0), n, f);
 }
 
+#if defined(NESTSIM_BACKEND_CUDA)
+constexpr int kBoundedThreads = 256;
+
+template <int MinBlocks, class F, class Index>
+__global__ void __launch_bounds__(kBoundedThreads, MinBlocks) bounded_items(Index n, F f) {
+  const Index i = Index(blockIdx.x) * kBoundedThreads + Index(threadIdx.x);
+  if (i < n) f(i);
+}
+#endif
+
+// The index loop for the heavy pair steps: on the GPU one item per thread, with at
+// least MinBlocks blocks of 256 threads resident per SM, which caps the registers at
+// 65536 / (256 MinBlocks) (thrust's loop gives the pair walks 80 registers and 37.5%
+// occupancy; bench/NOTES.md v9). On the CPU the generic loop.
+template <int MinBlocks, class F, class Index>
+void for_each_bounded(Index n, F f) {
+#if defined(NESTSIM_BACKEND_CUDA)
+  if (n == 0) return;
+  const uint64_t blocks = (uint64_t(n) + kBoundedThreads - 1) / kBoundedThreads;
+  if (blocks >= (uint64_t(1) << 31))
+    throw std::length_error("nestsim: too many items for one launch");
+  bounded_items<MinBlocks><<<unsigned(blocks), kBoundedThreads>>>(n, f);
+  NESTSIM_CUDA_CHECK(cudaGetLastError());
+#else
+  for_each_index(n, f);
+#endif
+}
+
 // Exclusive scan of counts[0..n) into offsets[0..n], left on the device (offsets[n]
 // is the total); offsets[0] is written only when the buffer is new (it stays 0).
 template <class Policy>
@@ -205,6 +233,7 @@ inline GridSpec make_grid(const Domain& dom, int dim, double width, const double
       g.width[a] = std::max(width, (hi[a] - lo[a]) * 0x1p-20);
       g.n[a] = static_cast<long long>(std::floor((hi[a] - lo[a]) / g.width[a])) + 1;
     }
+    g.inv_width[a] = 1.0 / g.width[a];
   }
   return g;
 }
@@ -243,8 +272,9 @@ template <class Real>
 struct SortedGrid {
   thrust::device_vector<GroupGrid> groups;
   thrust::device_vector<uint32_t> bucket_count, bucket_start, bucket_of, rank, id, source_of;
-  thrust::device_vector<uint64_t> cell_key, key;
-  thrust::device_vector<uint8_t> group_key, group;
+  thrust::device_vector<BodyRecord<Real>> record;
+  thrust::device_vector<uint64_t> key;
+  thrust::device_vector<uint8_t> group;
   thrust::device_vector<PackedBody<Real>> packed;
   thrust::device_vector<Real> thickness;
 
@@ -268,11 +298,9 @@ struct SortedGrid {
     thrust::fill_n(nosync(), bucket_count.begin(), table + 1, 0u);
     ensure_size(bucket_of, n);
     ensure_size(rank, n);
-    ensure_size(cell_key, n);
-    ensure_size(group_key, n);
+    ensure_size(record, n);
     for_each_index(n, BinGroups<Real, Dim>{raw(groups), level, to_group, bodies, raw(bucket_count),
-                                           raw(bucket_of), raw(rank), raw(cell_key),
-                                           raw(group_key)});
+                                           raw(bucket_of), raw(rank), raw(record)});
     ensure_size(bucket_start, table + 1);
     thrust::exclusive_scan(exec, bucket_count.begin(), bucket_count.begin() + table + 1,
                            bucket_start.begin(), 0u);
@@ -283,9 +311,9 @@ struct SortedGrid {
     ensure_size(group, n);
     ensure_size(source_of, n);
     for_each_index(n, PlaceSorted{raw(bucket_of), raw(rank), raw(bucket_start), raw(source_of)});
-    for_each_index(n, GatherSorted<Real, Dim>{bodies, raw(cell_key), raw(group_key),
-                                              raw(source_of), raw(packed), raw(thickness),
-                                              raw(id), raw(key), raw(group)});
+    for_each_index(n, GatherSorted<Real>{raw(record), raw(groups), uint32_t(host.size()),
+                                         raw(source_of), raw(packed), raw(thickness), raw(id),
+                                         raw(key), raw(group)});
     SortedBodies<Real> s;
     s.groups = raw(groups);
     s.packed = raw(packed);

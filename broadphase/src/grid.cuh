@@ -17,29 +17,38 @@ struct GridSpec {
   bool dense = true;        // bucket == linear cell index; otherwise a hash of it
   double origin[3] = {0, 0, 0};
   double width[3] = {1, 1, 1};  // cell width per axis, >= the level width d
+  double inv_width[3] = {1, 1, 1};  // 1 / width: cells found by a product, not a division
   long long n[3] = {1, 1, 1};   // cells per axis (n[2] == 1 in 2D)
   uint64_t table_size = 1;      // number of buckets
   int hash_shift = 0;           // 64 - log2(table_size) when hashed
 
-  // Unwrapped cell coordinate of a position on axis a.
+  // Unwrapped cell coordinate of a position on axis a. A product by the inverse width
+  // instead of a division (a few dozen instructions in double on the GPU; bench/NOTES.md
+  // v9): exact pairs need only that it is monotone in x, which rounding preserves, and
+  // that a cell's edges are right to within the rounding pad, which exceeds its error of
+  // an ulp or two by orders of magnitude (device_util.cuh, rounding_pad). Bodies and
+  // windows use this one function.
   NESTSIM_HD long long raw_coord(double x, int a) const {
     using std::floor;
-    return static_cast<long long>(floor((x - origin[a]) / width[a]));
+    return static_cast<long long>(floor((x - origin[a]) * inv_width[a]));
+  }
+  // Wraps a coordinate into [0, n) on a periodic axis: one addition for the usual case
+  // of a window's cell next to the box (a 64-bit remainder costs dozens of instructions).
+  NESTSIM_HD long long wrap(long long c, int a) const {
+    if (c >= 0 && c < n[a]) return c;
+    if (c < 0 && c >= -n[a]) return c + n[a];
+    if (c >= n[a] && c < 2 * n[a]) return c - n[a];
+    c %= n[a];
+    return c < 0 ? c + n[a] : c;
   }
   // Wraps (periodic) or clamps (open) a coordinate into [0, n).
   NESTSIM_HD long long home(long long c, int a) const {
-    if (periodic) {
-      c %= n[a];
-      return c < 0 ? c + n[a] : c;
-    }
+    if (periodic) return wrap(c, a);
     return c < 0 ? 0 : (c >= n[a] ? n[a] - 1 : c);
   }
   // Wraps a neighbour coordinate; -1 when it falls off an open grid.
   NESTSIM_HD long long neighbor(long long c, int a) const {
-    if (periodic) {
-      c %= n[a];
-      return c < 0 ? c + n[a] : c;
-    }
+    if (periodic) return wrap(c, a);
     return (c < 0 || c >= n[a]) ? -1 : c;
   }
   NESTSIM_HD uint64_t linear(const long long* c) const {
@@ -122,13 +131,49 @@ NESTSIM_HD inline void for_each_run_piece(const GridSpec& g, long long lo, long 
   }
 }
 
+// The columns of a plan's window in order (axis 1 fastest): the cells on axes
+// 1..Dim-1, unwrapped. Stepping costs a compare; only a start inside the window
+// divides.
+template <int Dim>
+struct ColumnCursor {
+  long long c[3] = {0, 0, 0};
+  NESTSIM_HD explicit ColumnCursor(const LargePlan& p) {
+    NESTSIM_UNROLL for (int a = 1; a < Dim; ++a) c[a] = p.lo[a];
+  }
+  NESTSIM_HD ColumnCursor(const LargePlan& p, uint64_t column) {
+    NESTSIM_UNROLL for (int a = 1; a < Dim; ++a) {
+      const uint64_t extent = uint64_t(p.hi[a] - p.lo[a] + 1);
+      c[a] = p.lo[a] + static_cast<long long>(column % extent);
+      column /= extent;
+    }
+  }
+  NESTSIM_HD void next(const LargePlan& p) {
+    NESTSIM_UNROLL for (int a = 1; a < Dim; ++a) {
+      if (++c[a] <= p.hi[a]) return;
+      c[a] = p.lo[a];
+    }
+  }
+};
+
+// True when the column's cells (c, unwrapped) come before cell `own` (wrapped) in the
+// order of a dense grid's buckets on axes Dim-1..1: every body there is sorted before
+// every body of own's row.
+template <int Dim>
+NESTSIM_HD inline bool row_before(const GridSpec& g, const long long* c, const long long* own) {
+  NESTSIM_UNROLL for (int a = Dim - 1; a >= 1; --a) {
+    const long long w = g.home(c[a], a);
+    if (w != own[a]) return w < own[a];
+  }
+  return false;
+}
+
 // Calls visit(c, lo, hi) for the runs of cells along axis 0 that the shell wall of a
-// large body can reach in column `column` of plan p (a column fixes the cell on axes
-// 1..Dim-1; c[1..] wrapped, [lo, hi] unwrapped on axis 0): the cells within `outer` of
-// the centre x, less those wholly inside the ball of radius `inner` (the part of the
-// lumen where every small body is contained, equation 1). At most two runs.
+// large body can reach in the column cu (ColumnCursor) of plan p (c[1..] wrapped,
+// [lo, hi] unwrapped on axis 0): the cells within `outer` of the centre x, less those
+// wholly inside the ball of radius `inner` (the part of the lumen where every small
+// body is contained, equation 1). At most two runs.
 template <int Dim, class Visit>
-NESTSIM_HD inline void visit_rim_column(const GridSpec& g, const LargePlan& p, uint64_t column,
+NESTSIM_HD inline void visit_rim_column(const GridSpec& g, const LargePlan& p, const long long* cu,
                                         const double* x, double outer, double inner,
                                         Visit& visit) {
   using std::ceil;
@@ -139,9 +184,7 @@ NESTSIM_HD inline void visit_rim_column(const GridSpec& g, const LargePlan& p, u
   long long c[3] = {0, 0, 0};
   double hmin2 = 0, hmax2 = 0;
   NESTSIM_UNROLL for (int a = 1; a < Dim; ++a) {
-    const uint64_t extent = uint64_t(p.hi[a] - p.lo[a] + 1);
-    c[a] = p.lo[a] + static_cast<long long>(column % extent);
-    column /= extent;
+    c[a] = cu[a];
     const double b0 = g.edge_lo(c[a], a), b1 = g.edge_hi(c[a], a);
     const double dmin = x[a] < b0 ? b0 - x[a] : (x[a] > b1 ? x[a] - b1 : 0.0);
     const double dmax = fabs(x[a] - b0) > fabs(x[a] - b1) ? fabs(x[a] - b0) : fabs(x[a] - b1);
@@ -157,8 +200,9 @@ NESTSIM_HD inline void visit_rim_column(const GridSpec& g, const LargePlan& p, u
   long long ex_lo = hi + 1, ex_hi = hi;
   if (inner > 0 && hmax2 < inner * inner) {
     const double depth = sqrt(inner * inner - hmax2);
-    ex_lo = static_cast<long long>(floor((x[run] - depth - g.origin[run]) / g.width[run])) + 1;
-    ex_hi = static_cast<long long>(ceil((x[run] + depth - g.origin[run]) / g.width[run])) - 2;
+    const double w = g.inv_width[run];
+    ex_lo = static_cast<long long>(floor((x[run] - depth - g.origin[run]) * w)) + 1;
+    ex_hi = static_cast<long long>(ceil((x[run] + depth - g.origin[run]) * w)) - 2;
     if (ex_lo > ex_hi) {
       ex_lo = hi + 1;
       ex_hi = hi;

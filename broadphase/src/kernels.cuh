@@ -293,6 +293,17 @@ NESTSIM_HD inline void for_each_in_run(const SortedBodies<Real>& s, const GroupG
   }
 }
 
+// A body as the sort moves it: what the pair steps read of it, and its cell key, in
+// one aligned record (32 bytes in float: one memory sector), written in the caller's
+// order by BinGroups and gathered into sorted order by GatherSorted (bench/NOTES.md v9).
+template <class Real>
+struct alignas(8 * sizeof(Real)) BodyRecord {
+  PackedBody<Real> packed;
+  Real thickness;
+  uint32_t id;
+  uint64_t key;  // linear cell index in its group's grid
+};
+
 // Section 4.1, step 2, for all groups at once: each body finds its group (from its
 // natural level), the cell of its centre in that group's grid, and a rank in its bucket.
 template <class Real, int Dim>
@@ -304,27 +315,29 @@ struct BinGroups {
   uint32_t* bucket_count;
   uint32_t* bucket_of;
   uint32_t* rank;
-  uint64_t* key;
-  uint8_t* group;
+  BodyRecord<Real>* record;
 
   NESTSIM_HD void operator()(uint32_t k) const {
     const uint8_t g = level ? to_group(level[k]) : uint8_t(0);
     const GridSpec& grid = groups[g].grid;
+    Real p[3] = {0, 0, 0};
+    bodies.load(k, Dim, p);
     long long c[3] = {0, 0, 0};
     NESTSIM_UNROLL for (int a = 0; a < Dim; ++a)
-      c[a] = grid.home(grid.raw_coord(double(bodies.pos[a][k]), a), a);
+      c[a] = grid.home(grid.raw_coord(double(p[a]), a), a);
     const uint64_t lin = grid.linear(c);
     const uint32_t b = static_cast<uint32_t>(groups[g].bucket_base + grid.bucket(lin));
-    key[k] = lin;
-    group[k] = g;
+    record[k] = BodyRecord<Real>{PackedBody<Real>{p[0], p[1], p[2], bodies.radius[k]},
+                                 bodies.thickness[k], bodies.id_of(k), lin};
     bucket_of[k] = b;
     rank[k] = atomic_fetch_add(&bucket_count[b], 1u);
   }
 };
 
 // Section 4.1, step 4, in two passes: each body writes its index at its place (bucket
-// start + rank), then each place gathers its body. One scattered 4-byte write per body
-// instead of seven scattered fields, which on the GPU cost a sector fill each.
+// start + rank), then each place gathers its body's record. One scattered 4-byte write
+// and one scattered sector read per body instead of several scattered fields, which on
+// the GPU cost a sector each.
 struct PlaceSorted {
   const uint32_t* bucket_of;
   const uint32_t* rank;
@@ -335,11 +348,11 @@ struct PlaceSorted {
   }
 };
 
-template <class Real, int Dim>
+template <class Real>
 struct GatherSorted {
-  BodyArrays<Real> from;
-  const uint64_t* key;
-  const uint8_t* group;
+  const BodyRecord<Real>* record;
+  const GroupGrid* groups;  // the group of a place: the first whose range ends after it
+  uint32_t group_count;
   const uint32_t* source_of;
   PackedBody<Real>* packed;
   Real* thickness;
@@ -348,13 +361,14 @@ struct GatherSorted {
   uint8_t* sorted_group;
 
   NESTSIM_HD void operator()(uint32_t dst) const {
-    const uint32_t k = source_of[dst];
-    packed[dst] = PackedBody<Real>{from.pos[0][k], from.pos[1][k],
-                                   Dim == 3 ? from.pos[2][k] : Real(0), from.radius[k]};
-    thickness[dst] = from.thickness[k];
-    id[dst] = from.id_of(k);
-    sorted_key[dst] = key[k];
-    sorted_group[dst] = group[k];
+    const BodyRecord<Real> r = record[source_of[dst]];
+    packed[dst] = r.packed;
+    thickness[dst] = r.thickness;
+    id[dst] = r.id;
+    sorted_key[dst] = r.key;
+    uint32_t g = 0;
+    while (g + 1 < group_count && dst >= groups[g].end) ++g;
+    sorted_group[dst] = uint8_t(g);
   }
 };
 
@@ -477,9 +491,16 @@ struct GroupSmallPairs {
       const double outer = double(test.ra) + grp.reach + v.pad;
       const LargePlan p = plan_large<Dim>(grp.grid, x, outer, grp.end - grp.begin, v.task_size);
       if (!p.direct) {
+        // In a dense grid the rows before a's own hold only bodies sorted before a.
+        long long own[3] = {0, 0, 0};
+        NESTSIM_UNROLL for (int d = 1; d < Dim; ++d)
+          own[d] = grp.grid.home(grp.grid.raw_coord(x[d], d), d);
         WindowVisitor<Real, Dim, TestAgainst<Real, Emitter>> visit{s, grp, a + 1, test};
-        for (uint64_t column = 0; column < p.columns; ++column)
-          visit_rim_column<Dim>(grp.grid, p, column, x, outer, 0.0, visit);
+        ColumnCursor<Dim> col(p);
+        for (uint64_t column = 0; column < p.columns; ++column, col.next(p)) {
+          if (grp.grid.dense && row_before<Dim>(grp.grid, col.c, own)) continue;
+          visit_rim_column<Dim>(grp.grid, p, col.c, x, outer, 0.0, visit);
+        }
         return;
       }
     }
@@ -542,8 +563,9 @@ struct GroupLargePairs {
     const uint64_t first = local * v.task_size.columns;
     const uint64_t last =
         first + v.task_size.columns < plan.columns ? first + v.task_size.columns : plan.columns;
-    for (uint64_t column = first; column < last; ++column)
-      visit_rim_column<Dim>(grp.grid, plan, column, x, outer, inner, visit);
+    ColumnCursor<Dim> col(plan, first);
+    for (uint64_t column = first; column < last; ++column, col.next(plan))
+      visit_rim_column<Dim>(grp.grid, plan, col.c, x, outer, inner, visit);
   }
 };
 

@@ -265,17 +265,37 @@ const double kRimPerSmall = env_or("NESTSIM_HSX_RIM_PER_SMALL", 2.0);
 const double kRimPerSmall = env_or("NESTSIM_HSX_RIM_PER_SMALL", 0.25);
 #endif
 // Work per large-body task (grid.cuh, TaskSize); NESTSIM_HSX_COLUMNS_PER_TASK and
-// NESTSIM_HSX_DIRECT_CHUNK override them for tuning (bench/NOTES.md v5).
+// NESTSIM_HSX_DIRECT_CHUNK override them for tuning (bench/NOTES.md v5; v9: 4 columns
+// per task on the H100 since a task steps from column to column without a division).
 uint32_t env_count(const char* name, uint32_t fallback) {
   return std::max<uint32_t>(1, uint32_t(env_or(name, fallback)));
 }
 #if defined(NESTSIM_BACKEND_CUDA)
 const detail::TaskSize kTaskSize{env_count("NESTSIM_HSX_DIRECT_CHUNK", 32),
-                                 env_count("NESTSIM_HSX_COLUMNS_PER_TASK", 1)};
+                                 env_count("NESTSIM_HSX_COLUMNS_PER_TASK", 4)};
 #else
 const detail::TaskSize kTaskSize{env_count("NESTSIM_HSX_DIRECT_CHUNK", 128),
                                  env_count("NESTSIM_HSX_COLUMNS_PER_TASK", 8)};
 #endif
+// Resident blocks of 256 threads per SM asked of the fused pair steps on the GPU
+// (device_util.cuh, for_each_bounded; bench/NOTES.md v9). Built with
+// -DNESTSIM_TUNE_LAUNCH, NESTSIM_PAIR_MIN_BLOCKS picks 0 (thrust's loop), 3, 4, 5 or 6.
+constexpr int kPairMinBlocks = 4;
+template <class F, class Index>
+void launch_pair_step(Index n, F f) {
+#if defined(NESTSIM_TUNE_LAUNCH)
+  static const int blocks = int(env_or("NESTSIM_PAIR_MIN_BLOCKS", kPairMinBlocks));
+  switch (blocks) {
+    case 0: detail::for_each_index(n, f); return;
+    case 3: detail::for_each_bounded<3>(n, f); return;
+    case 5: detail::for_each_bounded<5>(n, f); return;
+    case 6: detail::for_each_bounded<6>(n, f); return;
+    default: break;
+  }
+#endif
+  detail::for_each_bounded<kPairMinBlocks>(n, f);
+}
+
 // Remaining bodies finished by brute force.
 const uint32_t kBruteRemainder = uint32_t(env_or("NESTSIM_HSX_BRUTE_REMAINDER", 128));
 
@@ -398,7 +418,7 @@ struct PairFinder<Real>::State {
       sink.out = raw(keys);
       sink.total = reinterpret_cast<unsigned long long*>(raw(total));
       sink.capacity = count_only ? 0 : keys.size();
-      for_each_index(items, Step<Real, Dim, false>{args..., sink});
+      launch_pair_step(items, Step<Real, Dim, false>{args..., sink});
       return;
     }
     ensure_size(counts, std::size_t(items));
