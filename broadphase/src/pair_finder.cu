@@ -300,9 +300,10 @@ void launch_pair_step(Index n, F f) {
 const uint32_t kBruteRemainder = uint32_t(env_or("NESTSIM_HSX_BRUTE_REMAINDER", 128));
 
 // HSX over at most this many bodies tests all pairs (BroadphaseOptions::hsx_small_n):
-// the crossover measured in bench/NOTES.md v6.
+// the crossover measured in bench/NOTES.md v6, moved down in v9 (the grid path now
+// costs ~0.3 ms at 2e4-3e4 bodies, the tiled all-pairs pass 0.16 ms at 1e4, 0.42 at 2e4).
 #if defined(NESTSIM_BACKEND_CUDA)
-const double kSmallN = env_or("NESTSIM_HSX_SMALL_N", 20000);
+const double kSmallN = env_or("NESTSIM_HSX_SMALL_N", 15000);
 #else
 const double kSmallN = env_or("NESTSIM_HSX_SMALL_N", 256);
 #endif

@@ -37,7 +37,7 @@ const char* const kPairsHelp =
     "--method NAME the algorithm; every one gives the same pairs (names below)\n"
     "--skin S      enlarge every radius by S and shrink every lumen by S (default 0)\n"
     "--hsx-small-n N  hsx tests all pairs when there are at most N bodies (default: the\n"
-    "              backend's measured crossover, 20000 on a GPU, 256 on the CPU; 0: always\n"
+    "              backend's measured crossover, 15000 on a GPU, 256 on the CPU; 0: always\n"
     "              the grid); the pairs do not change\n"
     "--count       print only the number of pairs\n"
     "--bench K     after one warm-up call, time K calls of the search and print\n"
