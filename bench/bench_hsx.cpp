@@ -4,7 +4,10 @@
 // Scenes: exponential radii (mean 1, cut at 20, 20% solid, others q = 0.2 r) at volume
 // fraction 0.1 and 0.3; 1e4 concentric shells. Prints, per scene: median and minimum
 // time per call (after one warm-up; device events on CUDA), pairs found, and the same
-// for the brute-force reference where N <= --brute-max-n.
+// for the brute-force reference where N <= --brute-max-n, and the floor (issue 5): one
+// copy on the same device of the bytes a find() must read and write (centres, radii,
+// thicknesses, pairs), with time / floor.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -24,6 +27,7 @@ struct Row {
   std::size_t n;
   double median_ms, min_ms;
   uint64_t pairs;
+  double floor_ms;  // one device copy of the bytes a find() reads and writes (issue 5)
 };
 
 
@@ -36,9 +40,11 @@ Row measure(const std::string& name, const scenes::Scene& s, Method method, int 
   finder.upload(scenes::converted<Real>(s.bodies));
   const Timings t = finder.time(repeats, false);
   const uint64_t pairs = finder.pair_count();
-  Row r{name, to_string(method), s.bodies.size(), t.median(), t.min(), pairs};
-  std::printf("%-28s %-8s %10zu %12.4f %12.4f %14llu\n", r.scene.c_str(), r.method.c_str(), r.n,
-              r.median_ms, r.min_ms, static_cast<unsigned long long>(r.pairs));
+  const double floor_ms = finder.time_floor(repeats, s.domain.dim).median();
+  Row r{name, to_string(method), s.bodies.size(), t.median(), t.min(), pairs, floor_ms};
+  std::printf("%-28s %-8s %10zu %12.4f %12.4f %14llu %10.4f %8.1f\n", r.scene.c_str(),
+              r.method.c_str(), r.n, r.median_ms, r.min_ms, static_cast<unsigned long long>(r.pairs),
+              r.floor_ms, r.median_ms / std::max(r.floor_ms, 1e-9));
   std::fflush(stdout);
   return r;
 }
@@ -57,8 +63,8 @@ int run(const std::vector<std::size_t>& sizes, int repeats, std::size_t brute_ma
   std::printf("# nestsim bench_hsx, backend %s, precision %s, repeats %d\n",
               Broadphase<Real>::backend_name().c_str(), sizeof(Real) == 4 ? "float" : "double",
               repeats);
-  std::printf("%-28s %-8s %10s %12s %12s %14s\n", "scene", "method", "N", "median_ms", "min_ms",
-              "pairs");
+  std::printf("%-28s %-8s %10s %12s %12s %14s %10s %8s\n", "scene", "method", "N", "median_ms",
+              "min_ms", "pairs", "floor_ms", "x_floor");
   std::vector<Row> rows;
   for (std::size_t n : sizes) {
     for (double phi : {0.1, 0.3}) {
@@ -77,10 +83,10 @@ int run(const std::vector<std::size_t>& sizes, int repeats, std::size_t brute_ma
     std::ofstream out(csv);
     out << "# backend=" << Broadphase<Real>::backend_name()
         << " precision=" << (sizeof(Real) == 4 ? "float" : "double") << "\n";
-    out << "scene,method,n,median_ms,min_ms,pairs\n";
+    out << "scene,method,n,median_ms,min_ms,pairs,floor_ms\n";
     for (const Row& r : rows)
       out << r.scene << "," << r.method << "," << r.n << "," << r.median_ms << "," << r.min_ms
-          << "," << r.pairs << "\n";
+          << "," << r.pairs << "," << r.floor_ms << "\n";
   }
   return 0;
 }

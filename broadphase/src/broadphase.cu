@@ -2,6 +2,7 @@
 #include <thrust/copy.h>
 #include <thrust/device_vector.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -113,11 +114,13 @@ NeighborLists Broadphase<Real>::neighbor_lists() const {
   return out;
 }
 
-template <class Real>
-Timings Broadphase<Real>::time(int repeats, bool count_only) {
+namespace {
+
+// Times `repeats` calls of call() (on the GPU with events around each, on the CPU with
+// the steady clock).
+template <class Call>
+Timings time_calls(int repeats, Call call) {
   Timings t;
-  auto call = [&] { return impl_->finder.find(impl_->view(), count_only); };
-  call();  // warm-up: allocations, first-touch
 #if defined(NESTSIM_BACKEND_CUDA)
   cudaEvent_t start, stop;
   NESTSIM_CUDA_CHECK(cudaEventCreate(&start));
@@ -142,6 +145,25 @@ Timings Broadphase<Real>::time(int repeats, bool count_only) {
   }
 #endif
   return t;
+}
+
+}  // namespace
+
+template <class Real>
+Timings Broadphase<Real>::time(int repeats, bool count_only) {
+  auto call = [&] { return impl_->finder.find(impl_->view(), count_only); };
+  call();  // warm-up: allocations, first-touch
+  return time_calls(repeats, call);
+}
+
+template <class Real>
+Timings Broadphase<Real>::time_floor(int repeats, int dim) const {
+  const std::size_t bytes =
+      std::size_t(impl_->n) * std::size_t(dim + 2) * sizeof(Real) + pair_count() * sizeof(uint64_t);
+  thrust::device_vector<unsigned char> from(std::max<std::size_t>(bytes, 1)), to(from.size());
+  auto call = [&] { thrust::copy(from.begin(), from.end(), to.begin()); };
+  call();
+  return time_calls(repeats, call);
 }
 
 template <class Real>

@@ -135,6 +135,10 @@ class Broadphase {
 
   // Runs find() (or count()) once to warm up, then `repeats` times, timing each call.
   Timings time(int repeats, bool count_only);
+  // The floor of a find() (issue 5): one copy, on the same device, of as many bytes as
+  // it must read and write at the least: the uploaded bodies' centres (dim), radii and
+  // thicknesses, and the pairs of the last find() (8 bytes each).
+  Timings time_floor(int repeats, int dim) const;
 
   // "CPU (Thrust/OpenMP, N threads)" or "CUDA (device name)".
   static std::string backend_name();
