@@ -12,6 +12,7 @@
 #include <thrust/transform_reduce.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -177,6 +178,22 @@ __global__ void extent_blocks(BodyArrays<Real> bodies, uint32_t n, int dim, Exte
 }
 #endif
 
+#if defined(NESTSIM_BACKEND_CUDA)
+// Launches extent_blocks into scratch (grown as needed); returns the number of block
+// results, left on the device.
+template <class Real>
+uint32_t extent_blocks_async(const BodyArrays<Real>& bodies, uint32_t n, int dim,
+                             thrust::device_vector<Extent>& scratch) {
+  const uint32_t blocks = std::max<uint32_t>(
+      1, std::min<uint32_t>((n + kExtentThreads - 1) / kExtentThreads, 264));
+  ensure_size(scratch, blocks);
+  extent_blocks<Real><<<blocks, kExtentThreads>>>(bodies, n, dim, empty_extent(),
+                                                  thrust::raw_pointer_cast(scratch.data()));
+  NESTSIM_CUDA_CHECK(cudaGetLastError());
+  return blocks;
+}
+#endif
+
 // The same with a scratch buffer kept by the caller: on the GPU a single pass over the
 // bodies (a generic reduction of this 128-byte type costs several times more), then
 // the few block results merged on the host.
@@ -185,12 +202,7 @@ Extent extent_of(CachingAllocator& alloc, thrust::device_vector<Extent>& scratch
                  const BodyArrays<Real>& bodies, uint32_t n, int dim) {
 #if defined(NESTSIM_BACKEND_CUDA)
   (void)alloc;
-  const uint32_t blocks = std::max<uint32_t>(
-      1, std::min<uint32_t>((n + kExtentThreads - 1) / kExtentThreads, 264));
-  ensure_size(scratch, blocks);
-  extent_blocks<Real><<<blocks, kExtentThreads>>>(bodies, n, dim, empty_extent(),
-                                                  thrust::raw_pointer_cast(scratch.data()));
-  NESTSIM_CUDA_CHECK(cudaGetLastError());
+  const uint32_t blocks = extent_blocks_async(bodies, n, dim, scratch);
   std::vector<Extent> host(blocks);
   thrust::copy_n(scratch.begin(), blocks, host.begin());
   Extent e = empty_extent();
@@ -202,16 +214,42 @@ Extent extent_of(CachingAllocator& alloc, thrust::device_vector<Extent>& scratch
 #endif
 }
 
+// What the rounding pad and the grids need of the space, in a form device code can take.
+struct PadSpace {
+  int dim = 3;
+  bool periodic = false;
+  double size[3] = {0, 0, 0};
+};
+inline PadSpace pad_space(const Domain& dom, int dim) {
+  PadSpace s;
+  s.dim = dim;
+  s.periodic = dom.periodic;
+  for (int a = 0; a < 3; ++a) s.size[a] = dom.size[a];
+  return s;
+}
+
+// Largest extent of the space a grid must cover: the box edge when periodic, else the
+// bodies' boxes.
+NESTSIM_HD inline double space_span(const Extent& e, const PadSpace& s) {
+  double span = 0;
+  for (int a = 0; a < s.dim; ++a) {
+    const double w = s.periodic ? s.size[a] : e.box_hi[a] - e.box_lo[a];
+    span = w > span ? w : span;
+  }
+  return span;
+}
+
 // Rounding pad: covers the error of the exact test in the body precision (positions,
 // minimum image, squares) and of the cell geometry in double, so that no pair the exact
 // test accepts can fall outside the cells searched.
 template <class Real>
+NESTSIM_HD double rounding_pad(const Extent& e, const PadSpace& s) {
+  const double eps = sizeof(Real) == sizeof(float) ? double(FLT_EPSILON) : DBL_EPSILON;
+  return 64.0 * eps * (e.absmax + space_span(e, s) + 2.0 * e.rmax) + DBL_MIN;
+}
+template <class Real>
 double rounding_pad(const Extent& e, const Domain& dom, int dim) {
-  double span = 0;
-  for (int a = 0; a < dim; ++a)
-    span = std::max(span, dom.periodic ? dom.size[a] : e.box_hi[a] - e.box_lo[a]);
-  const double eps = std::numeric_limits<Real>::epsilon();
-  return 64.0 * eps * (e.absmax + span + 2.0 * e.rmax) + std::numeric_limits<double>::min();
+  return rounding_pad<Real>(e, pad_space(dom, dim));
 }
 
 // Cells of width >= `width` over [lo, hi] per axis (open), or over the periodic box;

@@ -92,6 +92,27 @@ NESTSIM_HD inline int natural_level(double diameter, double d0) {
 }
 
 constexpr int kLevels = 64;
+
+// Algorithm 1 line 1 and the natural levels' histogram, as one record: on the GPU built
+// on the device and read back once (bench/NOTES.md v10).
+struct LevelPlan {
+  detail::Extent bounds;
+  double pad = 0;  // device_util.cuh, rounding_pad
+  double d0 = 0;   // level-0 cell width
+  uint32_t histogram[kLevels];
+};
+
+// d0 from the smallest diameter; never so fine that an axis would need more than 2^20
+// cells.
+template <class Real>
+NESTSIM_HD inline void plan_base(LevelPlan& p, const detail::PadSpace& space) {
+  p.pad = detail::rounding_pad<Real>(p.bounds, space);
+  const double span = detail::space_span(p.bounds, space);
+  double d0 = 2.0 * p.bounds.rmin + p.pad;
+  const double finest = (span + 2.0 * p.bounds.rmax) * 0x1p-20;
+  d0 = finest > d0 ? finest : d0;
+  p.d0 = d0 > 1e-300 ? d0 : 1e-300;
+}
 #if !defined(NESTSIM_BACKEND_CUDA)
 constexpr uint32_t kHistogramChunk = 256;
 
@@ -119,14 +140,35 @@ struct LevelHistogram {
 };
 
 #else
-// The same on the GPU: one thread per body, a shared histogram per block (peers with
-// the same level add once, __match_any_sync), one global atomic per bin and block.
+// The same on the GPU: one block merges the extent blocks' results and plans the base
+// (plan_base) on the device; then one thread per body, a shared histogram per block
+// (peers with the same level add once, __match_any_sync), one global atomic per bin and
+// block, into the plan, which the host reads back once.
+constexpr int kPlanThreads = 256;
+
 template <class Real>
-__global__ void level_histogram_kernel(const Real* radius, uint32_t n, double d0, double pad,
-                                       uint8_t* level, uint32_t* histogram) {
+__global__ void level_plan_kernel(const detail::Extent* blocks, uint32_t count,
+                                  detail::PadSpace space, detail::Extent init, LevelPlan* plan) {
+  using BlockReduce = cub::BlockReduce<detail::Extent, kPlanThreads>;
+  __shared__ typename BlockReduce::TempStorage temp;
+  const detail::MergeExtent merge;
+  detail::Extent acc = init;
+  for (uint32_t i = threadIdx.x; i < count; i += kPlanThreads) acc = merge(acc, blocks[i]);
+  const detail::Extent total = BlockReduce(temp).Reduce(acc, merge);
+  if (threadIdx.x == 0) {
+    plan->bounds = total;
+    plan_base<Real>(*plan, space);
+  }
+  for (int k = threadIdx.x; k < kLevels; k += kPlanThreads) plan->histogram[k] = 0;
+}
+
+template <class Real>
+__global__ void level_histogram_kernel(const Real* radius, uint32_t n, LevelPlan* plan,
+                                       uint8_t* level) {
   __shared__ uint32_t local[kLevels];
   for (int k = threadIdx.x; k < kLevels; k += blockDim.x) local[k] = 0;
   __syncthreads();
+  const double d0 = plan->d0, pad = plan->pad;
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     const int k = natural_level(2.0 * double(radius[i]) + pad, d0);
     level[i] = static_cast<uint8_t>(k);
@@ -135,23 +177,9 @@ __global__ void level_histogram_kernel(const Real* radius, uint32_t n, double d0
   }
   __syncthreads();
   for (int k = threadIdx.x; k < kLevels; k += blockDim.x)
-    if (local[k]) atomicAdd(&histogram[k], local[k]);
+    if (local[k]) atomicAdd(&plan->histogram[k], local[k]);
 }
 #endif
-
-template <class Real>
-void level_histogram(const Real* radius, uint32_t n, double d0, double pad, uint8_t* level,
-                     uint32_t* histogram) {
-#if defined(NESTSIM_BACKEND_CUDA)
-  const uint32_t threads = 256;
-  const uint32_t blocks = std::min<uint32_t>((n + threads - 1) / threads, 2048);
-  level_histogram_kernel<Real><<<blocks, threads>>>(radius, n, d0, pad, level, histogram);
-  NESTSIM_CUDA_CHECK(cudaGetLastError());
-#else
-  const uint32_t chunks = (n + kHistogramChunk - 1) / kHistogramChunk;
-  for_each_index(chunks, LevelHistogram<Real>{radius, n, d0, pad, level, histogram});
-#endif
-}
 
 #if defined(NESTSIM_BACKEND_CUDA)
 // All pairs on the GPU in tiles, the N-body pattern: a block of kTile threads takes
@@ -387,7 +415,37 @@ struct PairFinder<Real>::State {
   thrust::device_vector<Real> r_eff, q_eff;
   // natural levels, and all bodies sorted by (group, bucket)
   thrust::device_vector<uint8_t> natural;
-  thrust::device_vector<uint32_t> histogram;
+  thrust::device_vector<uint32_t> histogram;  // CPU backend
+  thrust::device_vector<LevelPlan> level_plan;  // CUDA backend
+
+  // The bounds of the bodies, the pad, d0, each body's natural level (in `natural`)
+  // and the levels' histogram: on the GPU with one read-back (v10), else as it reads.
+  LevelPlan plan_levels(const BodyArrays<Real>& in, uint32_t n, const detail::PadSpace& space) {
+    ensure_size(natural, n);
+    LevelPlan plan;
+#if defined(NESTSIM_BACKEND_CUDA)
+    ensure_size(level_plan, 1);
+    const uint32_t blocks = detail::extent_blocks_async(in, n, space.dim, extent_scratch);
+    level_plan_kernel<Real><<<1, kPlanThreads>>>(raw(extent_scratch), blocks, space,
+                                                 detail::empty_extent(), raw(level_plan));
+    NESTSIM_CUDA_CHECK(cudaGetLastError());
+    const uint32_t threads = 256;
+    const uint32_t grid = std::min<uint32_t>((n + threads - 1) / threads, 2048);
+    level_histogram_kernel<Real><<<grid, threads>>>(in.radius, n, raw(level_plan), raw(natural));
+    NESTSIM_CUDA_CHECK(cudaGetLastError());
+    thrust::copy_n(level_plan.begin(), 1, &plan);
+#else
+    plan.bounds = detail::extent_of<Real>(alloc, extent_scratch, in, n, space.dim);
+    plan_base<Real>(plan, space);
+    ensure_size(histogram, kLevels);
+    thrust::fill_n(detail::nosync(), histogram.begin(), kLevels, 0u);
+    const uint32_t chunks = (n + kHistogramChunk - 1) / kHistogramChunk;
+    for_each_index(chunks, LevelHistogram<Real>{in.radius, n, plan.d0, plan.pad, raw(natural),
+                                                raw(histogram)});
+    thrust::copy_n(histogram.begin(), kLevels, plan.histogram);
+#endif
+    return plan;
+  }
   detail::SortedGrid<Real> sorted;
   // pair assembly
   thrust::device_vector<uint64_t> task_count, task_start, counts, offsets;
@@ -499,25 +557,13 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
     all_pairs<Dim>(in, n);
     return;
   }
-  const detail::Extent bounds = detail::extent_of<Real>(alloc, extent_scratch, in, n, Dim);
+  // Algorithm 1 line 1 (the bounds, d0, the pad), the natural levels and their histogram.
   const Domain& dom = options.domain;
-  double span = 0;  // largest extent of the space the grid must cover
-  for (int a = 0; a < Dim; ++a)
-    span = std::max(span, dom.periodic ? dom.size[a] : bounds.box_hi[a] - bounds.box_lo[a]);
-  const double pad = detail::rounding_pad<Real>(bounds, dom, Dim);
-  // Algorithm 1 line 1: d0 from the smallest diameter; never so fine that an axis would
-  // need more than 2^20 cells.
-  const double d0 = std::max({2.0 * bounds.rmin + pad, (span + 2.0 * bounds.rmax) * 0x1p-20,
-                              1e-300});
-
-  // Natural levels and their histogram.
-  ensure_size(natural, n);
-  ensure_size(histogram, kLevels);
-  thrust::fill_n(detail::nosync(), histogram.begin(), kLevels, 0u);
-  level_histogram(in.radius, n, d0, pad, raw(natural), raw(histogram));
-  std::vector<uint32_t> host_histogram(kLevels);
-  thrust::copy_n(histogram.begin(), kLevels, host_histogram.begin());
-  const std::vector<Group> groups = plan_groups(host_histogram, Dim, n);
+  const LevelPlan plan = plan_levels(in, n, detail::pad_space(dom, Dim));
+  const detail::Extent& bounds = plan.bounds;
+  const double pad = plan.pad, d0 = plan.d0;
+  const std::vector<Group> groups =
+      plan_groups(std::vector<uint32_t>(plan.histogram, plan.histogram + kLevels), Dim, n);
 
   // One grid per group of levels, all in one table (bench/NOTES.md v8): cells of
   // kCellFraction times the group's top diameter d; members have radius <= d / 2.
