@@ -56,13 +56,23 @@ void check_scene(const SceneCase& c) {
       const std::string label = c.name + " / " + precision + " / " +
                                 (overlap == Overlap::hollow ? "hollow" : "solid") + " / " + name;
       BroadphaseOptions o = options_for(scene, overlap, method, c.skin);
+      using GridSort = BroadphaseOptions::GridSort;
       if (method == Method::hsx) {
-        // Both of HSX's paths, whatever the backend's crossover: the grid, and all pairs.
+        // Both of HSX's paths, whatever the backend's crossover: the grid (with either
+        // sort into cells), and all pairs.
         o.hsx_small_n = 0;
+        o.grid_sort = GridSort::radix;
+        check_method(label + " (grid, radix sort)", bodies, o, reference);
+        o.grid_sort = GridSort::counting;
         by_overlap[overlap == Overlap::hollow ? 0 : 1] = check_method(label + " (grid)", bodies, o, reference);
         o.hsx_small_n = kAlwaysAllPairs;
         check_method(label + " (all pairs)", bodies, o, reference);
         continue;
+      }
+      if (method == Method::grid_uniform) {
+        o.grid_sort = GridSort::radix;
+        check_method(label + " (radix sort)", bodies, o, reference);
+        o.grid_sort = GridSort::counting;
       }
       check_method(label, bodies, o, reference);
     }

@@ -9,18 +9,23 @@
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/scan.h>
+#include <thrust/functional.h>
+#include <thrust/sequence.h>
+#include <thrust/sort.h>
 #include <thrust/transform_reduce.h>
 
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <stdexcept>
 #include <vector>
 
 #if defined(NESTSIM_BACKEND_CUDA)
 #include <cub/block/block_reduce.cuh>
+#include <cub/device/device_radix_sort.cuh>
 #endif
 
 #include "grid.cuh"
@@ -303,13 +308,42 @@ inline GridSpec single_cell_grid(const Domain& dom, int dim) {
   return g;
 }
 
-// The counting sort of the bodies by (group, bucket) into one table (HSX paper section
-// 4.1: atomic count per bucket -> exclusive scan -> scatter), for every group at once;
-// its buffers kept across calls.
+// Whether SortedGrid::build radix-sorts n bodies (BroadphaseOptions::grid_sort). The
+// automatic choice on the GPU: radix from kRadixSortMin bodies on (bench/NOTES.md v11),
+// NESTSIM_GRID_RADIX_MIN overrides it; on the CPU the counting sort.
+constexpr double kRadixSortMin = 2e6;
+inline bool radix_grid_sort(const BroadphaseOptions& options, uint32_t n) {
+  using GridSort = BroadphaseOptions::GridSort;
+  if (options.grid_sort == GridSort::counting) return false;
+  if (options.grid_sort == GridSort::radix) return true;
+#if defined(NESTSIM_BACKEND_CUDA)
+  static const double min_n = [] {
+    const char* v = std::getenv("NESTSIM_GRID_RADIX_MIN");
+    return v ? std::atof(v) : kRadixSortMin;
+  }();
+  return double(n) >= min_n;
+#else
+  (void)n;
+  return false;
+#endif
+}
+
+// Bodies sorted by (group, bucket) into one table, for every group at once; its buffers
+// kept across calls. Two sorts, the same order of buckets (within a bucket the counting
+// sort's order varies; no result depends on it):
+//  - counting (HSX paper section 4.1): atomic count per bucket -> exclusive scan ->
+//    scatter. One pass over the bodies, but its atomics and scatters land at random in
+//    a table of ~1.6 n buckets, which outgrows the L2 cache beyond a few 10^6 bodies.
+//  - radix: the bodies' 32-bit bucket numbers radix-sorted with their indices (CUB on
+//    the GPU, on the table's bits only), then the table from the sorted buckets
+//    (MarkBucketEnds and a running maximum): streaming passes, no atomics
+//    (bench/NOTES.md v11).
 template <class Real>
 struct SortedGrid {
   thrust::device_vector<GroupGrid> groups;
   thrust::device_vector<uint32_t> bucket_count, bucket_start, bucket_of, rank, id, source_of;
+  thrust::device_vector<uint32_t> sorted_bucket, body_index;  // radix sort
+  thrust::device_vector<char> sort_temp;                      // radix sort, CUB's scratch
   thrust::device_vector<BodyRecord<Real>> record;
   thrust::device_vector<uint64_t> key;
   thrust::device_vector<uint8_t> group;
@@ -322,33 +356,45 @@ struct SortedGrid {
   // natural level, mapped to its group by to_group (nullptr: one group).
   template <int Dim, class Policy>
   SortedBodies<Real> build(const Policy& exec, std::vector<GroupGrid>& host, const uint8_t* level,
-                           LevelToGroup to_group, const BodyArrays<Real>& bodies, uint32_t n) {
+                           LevelToGroup to_group, const BodyArrays<Real>& bodies, uint32_t n,
+                           bool radix) {
     uint64_t table = 0;
     for (GroupGrid& g : host) {
       g.bucket_base = table;
       table += g.grid.table_size;
     }
-    if (table >= (uint64_t(1) << 32))
-      throw std::length_error("nestsim: grid tables exceed 2^32 buckets");
+    if (table >= (uint64_t(1) << 32) - 1)
+      throw std::length_error("nestsim: grid tables exceed 2^32 - 2 buckets");
     groups.resize(host.size());
     thrust::copy(host.begin(), host.end(), groups.begin());
-    ensure_size(bucket_count, table + 1);
-    thrust::fill_n(nosync(), bucket_count.begin(), table + 1, 0u);
     ensure_size(bucket_of, n);
-    ensure_size(rank, n);
     ensure_size(record, n);
-    for_each_index(n, BinGroups<Real, Dim>{raw(groups), level, to_group, bodies, raw(bucket_count),
-                                           raw(bucket_of), raw(rank), raw(record)});
     ensure_size(bucket_start, table + 1);
-    thrust::exclusive_scan(exec, bucket_count.begin(), bucket_count.begin() + table + 1,
-                           bucket_start.begin(), 0u);
+    ensure_size(source_of, n);
+    if (radix) {
+      for_each_index(n, BinGroups<Real, Dim>{raw(groups), level, to_group, bodies, nullptr,
+                                             raw(bucket_of), nullptr, raw(record)});
+      radix_sort_buckets(exec, n, table);
+      thrust::fill_n(nosync(), bucket_start.begin(), table + 1, 0u);
+      for_each_index(n, MarkBucketEnds{raw(sorted_bucket), n, raw(bucket_start)});
+      thrust::inclusive_scan(exec, bucket_start.begin(), bucket_start.begin() + table + 1,
+                             bucket_start.begin(), thrust::maximum<uint32_t>());
+    } else {
+      ensure_size(bucket_count, table + 1);
+      thrust::fill_n(nosync(), bucket_count.begin(), table + 1, 0u);
+      ensure_size(rank, n);
+      for_each_index(n, BinGroups<Real, Dim>{raw(groups), level, to_group, bodies,
+                                             raw(bucket_count), raw(bucket_of), raw(rank),
+                                             raw(record)});
+      thrust::exclusive_scan(exec, bucket_count.begin(), bucket_count.begin() + table + 1,
+                             bucket_start.begin(), 0u);
+      for_each_index(n, PlaceSorted{raw(bucket_of), raw(rank), raw(bucket_start), raw(source_of)});
+    }
     ensure_size(packed, n);
     ensure_size(thickness, n);
     ensure_size(id, n);
     ensure_size(key, n);
     ensure_size(group, n);
-    ensure_size(source_of, n);
-    for_each_index(n, PlaceSorted{raw(bucket_of), raw(rank), raw(bucket_start), raw(source_of)});
     for_each_index(n, GatherSorted<Real>{raw(record), raw(groups), uint32_t(host.size()),
                                          raw(source_of), raw(packed), raw(thickness), raw(id),
                                          raw(key), raw(group)});
@@ -361,6 +407,33 @@ struct SortedGrid {
     s.group = raw(group);
     s.bucket_start = raw(bucket_start);
     return s;
+  }
+
+  // bucket_of[0, n) -> sorted_bucket (ascending) and source_of (the body at each sorted
+  // position; stable: equal buckets keep the caller's order).
+  template <class Policy>
+  void radix_sort_buckets(const Policy& exec, uint32_t n, uint64_t table) {
+    ensure_size(sorted_bucket, n);
+    ensure_size(body_index, n);
+    thrust::sequence(exec, body_index.begin(), body_index.begin() + n, 0u);
+#if defined(NESTSIM_BACKEND_CUDA)
+    int bits = 1;
+    while (bits < 32 && (uint64_t(1) << bits) < table) ++bits;
+    std::size_t bytes = 0;
+    NESTSIM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, raw(bucket_of),
+                                                       raw(sorted_bucket), raw(body_index),
+                                                       raw(source_of), n, 0, bits));
+    ensure_size(sort_temp, std::max<std::size_t>(bytes, 1));
+    NESTSIM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(raw(sort_temp), bytes, raw(bucket_of),
+                                                       raw(sorted_bucket), raw(body_index),
+                                                       raw(source_of), n, 0, bits));
+#else
+    (void)table;
+    thrust::copy_n(exec, bucket_of.begin(), n, sorted_bucket.begin());
+    thrust::copy_n(exec, body_index.begin(), n, source_of.begin());
+    thrust::stable_sort_by_key(exec, sorted_bucket.begin(), sorted_bucket.begin() + n,
+                               source_of.begin());
+#endif
   }
 };
 

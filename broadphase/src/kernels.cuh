@@ -305,7 +305,8 @@ struct alignas(8 * sizeof(Real)) BodyRecord {
 };
 
 // Section 4.1, step 2, for all groups at once: each body finds its group (from its
-// natural level), the cell of its centre in that group's grid, and a rank in its bucket.
+// natural level), the cell of its centre in that group's grid, and (counting sort) a
+// rank in its bucket; bucket_count == nullptr for the radix sort, which needs no rank.
 template <class Real, int Dim>
 struct BinGroups {
   const GroupGrid* groups;
@@ -330,7 +331,7 @@ struct BinGroups {
     record[k] = BodyRecord<Real>{PackedBody<Real>{p[0], p[1], p[2], bodies.radius[k]},
                                  bodies.thickness[k], bodies.id_of(k), lin};
     bucket_of[k] = b;
-    rank[k] = atomic_fetch_add(&bucket_count[b], 1u);
+    if (bucket_count) rank[k] = atomic_fetch_add(&bucket_count[b], 1u);  // else radix-sorted
   }
 };
 
@@ -345,6 +346,19 @@ struct PlaceSorted {
   uint32_t* source_of;
   NESTSIM_HD void operator()(uint32_t k) const {
     source_of[bucket_start[bucket_of[k]] + rank[k]] = k;
+  }
+};
+
+// The radix sort's bucket table: bucket b starts where the bodies of buckets < b end,
+// so each sorted position that ends a bucket marks end[bucket + 1] = position + 1 and a
+// running maximum over the table (filled with 0) fills the empty buckets.
+struct MarkBucketEnds {
+  const uint32_t* sorted_bucket;
+  uint32_t n;
+  uint32_t* bucket_start;
+  NESTSIM_HD void operator()(uint32_t i) const {
+    const uint32_t b = sorted_bucket[i];
+    if (i + 1 == n || sorted_bucket[i + 1] != b) bucket_start[b + 1] = i + 1;
   }
 };
 

@@ -545,7 +545,7 @@ struct PairFinder<Real>::State {
 
   template <int Dim>
   void groups_pass(std::vector<detail::GroupGrid>& groups, LevelToGroup to_group,
-                   const BodyArrays<Real>& in, uint32_t n, double pad);
+                   const BodyArrays<Real>& in, uint32_t n, double pad, bool radix);
 };
 
 template <class Real>
@@ -607,16 +607,17 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
                    g.end - g.begin, n - g.end, g.grid.dense ? "dense" : "hashed",
                    (unsigned long long)g.grid.table_size, g.brute ? " (brute force)" : "");
   }
-  groups_pass<Dim>(grids, to_group, in, n, pad);
+  groups_pass<Dim>(grids, to_group, in, n, pad, detail::radix_grid_sort(options, n));
 }
 
 template <class Real>
 template <int Dim>
 void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups,
                                           LevelToGroup to_group, const BodyArrays<Real>& in,
-                                          uint32_t n, double pad) {
+                                          uint32_t n, double pad, bool radix) {
   detail::GroupedView<Real> v;
-  v.s = sorted.template build<Dim>(detail::policy(alloc), groups, raw(natural), to_group, in, n);
+  v.s = sorted.template build<Dim>(detail::policy(alloc), groups, raw(natural), to_group, in, n,
+                                   radix);
   phase.mark("sort by group and cell");
   v.space = space;
   v.group_count = uint32_t(groups.size());

@@ -95,7 +95,8 @@ uint64_t SolidGrids<Real>::uniform_dim(const BroadphaseOptions& options,
   groups[0].grid = grid;
   groups[0].end = n;
   const SortedBodies<Real> s =
-      sorted_.template build<Dim>(thrust::device, groups, nullptr, LevelToGroup{}, bodies, n);
+      sorted_.template build<Dim>(thrust::device, groups, nullptr, LevelToGroup{}, bodies, n,
+                                  radix_grid_sort(options, n));
   return emit_pairs<MoorePairs, Dim>(n, count_only, keys, s, space);
 }
 

@@ -70,6 +70,13 @@ struct BroadphaseOptions {
   // many bodies share grid cells that the grid cannot win (concentric shells, v7);
   // 0: always the grid.
   int64_t hsx_small_n = -1;
+  // How the grids (hsx, grid_uniform) sort the bodies into cells; the pairs do not
+  // change. counting: one pass of atomics on the cell table (HSX paper section 4.1);
+  // radix: a radix sort of the bodies' cell numbers, no atomics (bench/NOTES.md v11).
+  // automatic: radix on the GPU from the measured size on (the environment variable
+  // NESTSIM_GRID_RADIX_MIN overrides it), counting on the CPU.
+  enum class GridSort { automatic, counting, radix };
+  GridSort grid_sort = GridSort::automatic;
 
   void validate() const;  // throws std::invalid_argument with what is wrong
 };
