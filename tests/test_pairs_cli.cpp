@@ -85,6 +85,12 @@ TEST_CASE("a scene file round trip gives the reference pairs") {
     REQUIRE(r.code == 0);
     CHECK(parse_pairs(r.out) == reference);
   }
+  for (const char* sort : {"counting", "radix", "auto"}) {  // HSX's grid, either sort
+    CAPTURE(sort);
+    r = run_nestsim("pairs " + path + " --hsx-small-n 0 --grid-sort " + sort);
+    REQUIRE(r.code == 0);
+    CHECK(parse_pairs(r.out) == reference);
+  }
 
   r = run_nestsim("pairs " + path + " --bench 3");
   REQUIRE(r.code == 0);
@@ -176,6 +182,8 @@ TEST_CASE("usage errors and help") {
   CHECK(run_nestsim("pairs " + path + " --bench 0").code == 2);
   CHECK(run_nestsim("pairs " + path + " --hsx-small-n -1").code == 2);
   CHECK(run_nestsim("pairs " + path + " --hsx-small-n many").code == 2);
+  CHECK(run_nestsim("pairs " + path + " --grid-sort bubble").code == 2);
+  CHECK(run_nestsim("pairs " + path + " --grid-sort").code == 2);
   CHECK(run_nestsim("pairs " + path + " --method nope").code == 2);
   CHECK(run_nestsim("pairs").code == 2);
   CHECK(run_nestsim("frobnicate").code == 2);

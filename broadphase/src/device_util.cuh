@@ -311,7 +311,7 @@ inline GridSpec single_cell_grid(const Domain& dom, int dim) {
 // Whether SortedGrid::build radix-sorts n bodies (BroadphaseOptions::grid_sort). The
 // automatic choice on the GPU: radix from kRadixSortMin bodies on (bench/NOTES.md v11),
 // NESTSIM_GRID_RADIX_MIN overrides it; on the CPU the counting sort.
-constexpr double kRadixSortMin = 2e6;
+constexpr double kRadixSortMin = 4e6;
 inline bool radix_grid_sort(const BroadphaseOptions& options, uint32_t n) {
   using GridSort = BroadphaseOptions::GridSort;
   if (options.grid_sort == GridSort::counting) return false;

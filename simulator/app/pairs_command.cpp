@@ -19,7 +19,8 @@ namespace nestsim::app {
 const char* const kPairsHelp =
     "usage: nestsim pairs SCENE.csv [--solid] [--box Lx,Ly[,Lz] [--periodic]]\n"
     "                     [--precision float|double] [--method NAME] [--skin S]\n"
-    "                     [--hsx-small-n N] [--count] [--bench K] [-o PAIRS.csv]\n"
+    "                     [--hsx-small-n N] [--grid-sort auto|counting|radix]\n"
+    "                     [--count] [--bench K] [-o PAIRS.csv]\n"
     "\n"
     "Finds every pair of intersecting bodies in SCENE.csv: hollow spheres intersect when\n"
     "they touch (|xi - xj| <= ri + rj) and neither lies inside the other's lumen\n"
@@ -39,6 +40,10 @@ const char* const kPairsHelp =
     "--hsx-small-n N  hsx tests all pairs when there are at most N bodies (default: the\n"
     "              backend's measured crossover, 15000 on a GPU, 256 on the CPU; 0: always\n"
     "              the grid); the pairs do not change\n"
+    "--grid-sort S how hsx and grid_uniform sort bodies into cells: counting (atomics on\n"
+    "              the cell table), radix (a radix sort of the cell numbers), or auto\n"
+    "              (default: radix on a GPU from 4e6 bodies on, else counting); the\n"
+    "              pairs do not change\n"
     "--count       print only the number of pairs\n"
     "--bench K     after one warm-up call, time K calls of the search and print\n"
     "              'median_ms=... min_ms=... pairs=...' (no file input/output timed)\n"
@@ -58,6 +63,7 @@ struct PairsArgs {
   Method method = Method::hsx;
   double skin = 0;
   int64_t hsx_small_n = -1;
+  BroadphaseOptions::GridSort grid_sort = BroadphaseOptions::GridSort::automatic;
   int bench = 0;
 };
 
@@ -114,6 +120,13 @@ PairsArgs parse(const std::vector<std::string>& args) {
       if (ec != std::errc() || ptr != v.data() + v.size() || n < 0)
         throw UsageError("--hsx-small-n needs a whole number >= 0, not '" + v + "'");
       p.hsx_small_n = n;
+    } else if (a == "--grid-sort") {
+      const std::string& v = value();
+      using GridSort = BroadphaseOptions::GridSort;
+      if (v == "auto") p.grid_sort = GridSort::automatic;
+      else if (v == "counting") p.grid_sort = GridSort::counting;
+      else if (v == "radix") p.grid_sort = GridSort::radix;
+      else throw UsageError("--grid-sort must be auto, counting or radix, not '" + v + "'");
     } else if (a == "--bench") {
       const std::string& v = value();
       int k2 = 0;
@@ -172,6 +185,7 @@ int run(const PairsArgs& p, const io::Scene& scene, const Domain& domain) {
   options.domain = domain;
   options.skin = p.skin;
   options.hsx_small_n = p.hsx_small_n;
+  options.grid_sort = p.grid_sort;
   Broadphase<Real> finder(options);
   finder.upload(bodies);
 

@@ -73,7 +73,7 @@ struct BroadphaseOptions {
   // How the grids (hsx, grid_uniform) sort the bodies into cells; the pairs do not
   // change. counting: one pass of atomics on the cell table (HSX paper section 4.1);
   // radix: a radix sort of the bodies' cell numbers, no atomics (bench/NOTES.md v11).
-  // automatic: radix on the GPU from the measured size on (the environment variable
+  // automatic: radix on the GPU from 4e6 bodies on (measured; the environment variable
   // NESTSIM_GRID_RADIX_MIN overrides it), counting on the CPU.
   enum class GridSort { automatic, counting, radix };
   GridSort grid_sort = GridSort::automatic;
