@@ -281,13 +281,21 @@ inline GridSpec make_grid(const Domain& dom, int dim, double width, const double
   return g;
 }
 
-// Buckets for `count` bodies in `grid`: one per cell when the cells are few (dense),
-// otherwise a hash table of about 2 count buckets (sparse scenes; exact through the
-// cell check of the pair steps). Returns the number of cells.
+// Buckets for `count` bodies in `grid`: one per cell when there are at most 16 cells per
+// body (dense: a run of cells along x is one bucket range), otherwise a hash table of
+// about 2 count buckets (sparse scenes; exact through the cell check of the pair steps,
+// but one look-up per cell). 16, not 4 as before v12: at 3e6 bodies, phi 0.1, the
+// bottom group needed 6 cells per member and its hashed walks cost 2.6x the dense ones
+// (bench/NOTES.md v12); a dense table costs 4 bytes per cell and two streaming passes.
+// NESTSIM_DENSE_CELLS_PER_BODY overrides the 16 for tuning. Returns the number of cells.
 inline double choose_buckets(GridSpec& grid, uint32_t count) {
   double cells = 1;
   for (int a = 0; a < grid.dim; ++a) cells *= double(grid.n[a]);
-  if (cells <= 4.0 * count + 1024.0) {
+  static const double per_body = [] {
+    const char* v = std::getenv("NESTSIM_DENSE_CELLS_PER_BODY");
+    return v ? std::atof(v) : 16.0;
+  }();
+  if (cells <= per_body * count + 1024.0) {
     grid.dense = true;
     grid.table_size = static_cast<uint64_t>(cells);
   } else {
