@@ -295,7 +295,8 @@ inline double choose_buckets(GridSpec& grid, uint32_t count) {
     const char* v = std::getenv("NESTSIM_DENSE_CELLS_PER_BODY");
     return v ? std::atof(v) : 16.0;
   }();
-  if (cells <= per_body * count + 1024.0) {
+  // At most 2^30 dense buckets (4 GB): the shared table must stay below 2^32 buckets.
+  if (cells <= per_body * count + 1024.0 && cells <= double(uint64_t(1) << 30)) {
     grid.dense = true;
     grid.table_size = static_cast<uint64_t>(cells);
   } else {
