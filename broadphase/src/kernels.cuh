@@ -201,8 +201,8 @@ struct alignas(4 * sizeof(Real)) PackedBody {
   Real x, y, z, r;  // z = 0 in 2D
 };
 
-// The counting-sort grid of one or more groups of levels, in one table: every body
-// sorted by (group, bucket). HSX puts each group of levels in its own grid (bench/
+// The cell grid of one or more groups of levels, in one table: every body sorted by
+// (group, bucket) (device_util.cuh, SortedGrid). HSX puts each group of levels in its own grid (bench/
 // NOTES.md v8: one sort and one pair pass for all groups); grid_uniform has one group.
 struct GroupGrid {
   GridSpec grid;

@@ -545,7 +545,8 @@ struct PairFinder<Real>::State {
 
   template <int Dim>
   void groups_pass(std::vector<detail::GroupGrid>& groups, LevelToGroup to_group,
-                   const BodyArrays<Real>& in, uint32_t n, double pad, bool radix);
+                   const BodyArrays<Real>& in, uint32_t n, double pad, uint64_t items,
+                   bool radix);
 };
 
 template <class Real>
@@ -607,14 +608,15 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
                    g.end - g.begin, n - g.end, g.grid.dense ? "dense" : "hashed",
                    (unsigned long long)g.grid.table_size, g.brute ? " (brute force)" : "");
   }
-  groups_pass<Dim>(grids, to_group, in, n, pad, detail::radix_grid_sort(options, n));
+  groups_pass<Dim>(grids, to_group, in, n, pad, items, detail::radix_grid_sort(options, n));
 }
 
 template <class Real>
 template <int Dim>
 void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups,
                                           LevelToGroup to_group, const BodyArrays<Real>& in,
-                                          uint32_t n, double pad, bool radix) {
+                                          uint32_t n, double pad, uint64_t items,
+                                          bool radix) {
   detail::GroupedView<Real> v;
   v.s = sorted.template build<Dim>(detail::policy(alloc), groups, raw(natural), to_group, in, n,
                                    radix);
@@ -627,9 +629,6 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
   emit_pairs<detail::GroupSmallPairs, Dim>(n, v);
   phase.mark("small-small pairs");
   // Large-small pairs: items (large body, smaller group) -> tasks -> count/scan/write.
-  uint64_t items = 0;
-  for (const detail::GroupGrid& g : groups)
-    if (!g.brute) items += n - g.end;
   if (items == 0) return;
   v.items = items;
   ensure_size(task_count, std::size_t(items));

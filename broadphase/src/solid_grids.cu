@@ -2,8 +2,8 @@
 //
 // grid_uniform, in the style of fast fixed-radius nearest neighbours:
 //  1. cell width d = largest diameter + rounding pad (>= the reach of every pair);
-//  2. counting sort of the bodies by the cell of their centre (count -> scan ->
-//     scatter, SortedGrid of device_util.cuh, as HSX sorts its groups of levels);
+//  2. the bodies sorted by the cell of their centre (SortedGrid of device_util.cuh,
+//     counting or radix sort, as HSX sorts its groups of levels);
 //  3. each body tests the later bodies of its 27 (9 in 2D) neighbouring cells
 //     (MoorePairs, kernels.cuh).
 // grid_aabb, in the style of chrono::collide's multi-cell AABB grid:
@@ -90,7 +90,7 @@ uint64_t SolidGrids<Real>::uniform_dim(const BroadphaseOptions& options,
   GridSpec grid = make_grid(options.domain, Dim, 2.0 * e.rmax + pad, e.centre_lo, e.centre_hi);
   choose_buckets(grid, n);
 
-  // Counting sort by cell (one group), then the Moore-neighbourhood search.
+  // Sort by cell (one group), then the Moore-neighbourhood search.
   std::vector<GroupGrid> groups(1);
   groups[0].grid = grid;
   groups[0].end = n;

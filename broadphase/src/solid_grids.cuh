@@ -212,7 +212,7 @@ class SolidGrids {
                       Args... args);
 
   // uniform grid
-  SortedGrid<Real> sorted_;  // grid_uniform's counting-sort grid
+  SortedGrid<Real> sorted_;  // grid_uniform's cell-sorted bodies
   // AABB grid
   thrust::device_vector<uint32_t> start_[3], length_[3], entry_body_;
   thrust::device_vector<uint64_t> entry_count_, entry_offset_, entry_key_;
