@@ -59,16 +59,11 @@ void check_scene(const SceneCase& c) {
       using GridSort = BroadphaseOptions::GridSort;
       if (method == Method::hsx) {
         // Both of HSX's paths, whatever the backend's crossover: the grid (with either
-        // sort into cells, the small-small walk in 1 or 8 items per body and the
-        // backend's default), and all pairs.
+        // sort into cells), and all pairs.
         o.hsx_small_n = 0;
         o.grid_sort = GridSort::radix;
-        o.hsx_small_split = 1;
-        check_method(label + " (grid, radix sort, split 1)", bodies, o, reference);
+        check_method(label + " (grid, radix sort)", bodies, o, reference);
         o.grid_sort = GridSort::counting;
-        o.hsx_small_split = 8;
-        check_method(label + " (grid, split 8)", bodies, o, reference);
-        o.hsx_small_split = 0;
         by_overlap[overlap == Overlap::hollow ? 0 : 1] = check_method(label + " (grid)", bodies, o, reference);
         o.hsx_small_n = kAlwaysAllPairs;
         check_method(label + " (all pairs)", bodies, o, reference);
@@ -225,9 +220,5 @@ TEST_CASE("invalid bodies and options are refused with a message") {
   bad = BroadphaseOptions{};
   bad.hsx_small_n = -2;
   CHECK_THROWS_WITH_AS(Broadphase<double>{bad}, doctest::Contains("hsx_small_n"),
-                       std::invalid_argument);
-  bad = BroadphaseOptions{};
-  bad.hsx_small_split = 3;
-  CHECK_THROWS_WITH_AS(Broadphase<double>{bad}, doctest::Contains("hsx_small_split"),
                        std::invalid_argument);
 }

@@ -458,7 +458,6 @@ struct GroupedView {
   TaskSize task_size;
   const uint64_t* task_start = nullptr;  // large items + 1 offsets
   uint64_t items = 0;                    // large items (large body, smaller group)
-  uint32_t split_log2 = 0;  // the small-small walk: 2^split_log2 items per body
 
   // The group of large item k: the last with item_base <= k (groups without large
   // bodies share the next group's base and are skipped), and the body.
@@ -489,21 +488,14 @@ struct WindowVisitor {
 // instead of the whole Moore neighbourhood; the window's columns are cut to that
 // sphere (as the rim walk of section 4.3 does). Each pair once, from the body that
 // comes first in sorted order: both centres lie in each other's window.
-// Each body's walk is split over S = 2^split_log2 items (bench/NOTES.md v13): item k is
-// part k % S of body k / S; the parts take turns over the window's columns (after the
-// row skip), or over the candidates when the body tests its group directly. More,
-// shorter walks hide the latency of a walk that waits on memory.
 template <class Real, int Dim, bool Write>
 struct GroupSmallPairs {
   GroupedView<Real> v;
   PairSink sink;
 
-  NESTSIM_HD void operator()(uint64_t item) const { run_pair_step<Write>(*this, item, sink); }
+  NESTSIM_HD void operator()(uint32_t a) const { run_pair_step<Write>(*this, a, sink); }
   template <class Emitter>
-  NESTSIM_HD void walk(uint64_t item, Emitter& e) const {
-    const uint32_t a = static_cast<uint32_t>(item >> v.split_log2);
-    const uint32_t parts = 1u << v.split_log2;
-    const uint32_t part = static_cast<uint32_t>(item) & (parts - 1);
+  NESTSIM_HD void walk(uint32_t a, Emitter& e) const {
     const SortedBodies<Real>& s = v.s;
     const GroupGrid& grp = s.groups[s.group[a]];
     TestAgainst<Real, Emitter> test{s, v.space, {0, 0, 0}, 0, s.thickness[a], s.id[a], e};
@@ -519,16 +511,14 @@ struct GroupSmallPairs {
           own[d] = grp.grid.home(grp.grid.raw_coord(x[d], d), d);
         WindowVisitor<Real, Dim, TestAgainst<Real, Emitter>> visit{s, grp, a + 1, test};
         ColumnCursor<Dim> col(p);
-        uint32_t turn = 0;  // columns not skipped so far: part `part` takes every S-th
         for (uint64_t column = 0; column < p.columns; ++column, col.next(p)) {
           if (grp.grid.dense && row_before<Dim>(grp.grid, col.c, own)) continue;
-          if ((turn++ & (parts - 1)) != part) continue;
           visit_rim_column<Dim>(grp.grid, p, col.c, x, outer, 0.0, visit);
         }
         return;
       }
     }
-    for (uint64_t t = uint64_t(a) + 1 + part; t < grp.end; t += parts) test(uint32_t(t));
+    for (uint32_t t = a + 1; t < grp.end; ++t) test(t);
   }
 };
 

@@ -324,22 +324,6 @@ void launch_pair_step(Index n, F f) {
   detail::for_each_bounded<kPairMinBlocks>(n, f);
 }
 
-// Items per body of the small-small walk (BroadphaseOptions::hsx_small_split, kernels.cuh
-// GroupSmallPairs; bench/NOTES.md v13). NESTSIM_HSX_SMALL_SPLIT overrides the default
-// for tuning (1, 2, 4 or 8).
-#if defined(NESTSIM_BACKEND_CUDA)
-constexpr int kSmallSplit = 2;
-#else
-constexpr int kSmallSplit = 1;
-#endif
-uint32_t small_split_log2(const BroadphaseOptions& options) {
-  static const int automatic = int(env_or("NESTSIM_HSX_SMALL_SPLIT", kSmallSplit));
-  const int split = options.hsx_small_split > 0 ? options.hsx_small_split : automatic;
-  uint32_t log2 = 0;
-  while (log2 < 3 && (1 << (log2 + 1)) <= split) ++log2;
-  return log2;
-}
-
 // Remaining bodies finished by brute force.
 const uint32_t kBruteRemainder = uint32_t(env_or("NESTSIM_HSX_BRUTE_REMAINDER", 128));
 
@@ -562,7 +546,7 @@ struct PairFinder<Real>::State {
   template <int Dim>
   void groups_pass(std::vector<detail::GroupGrid>& groups, LevelToGroup to_group,
                    const BodyArrays<Real>& in, uint32_t n, double pad, uint64_t items,
-                   bool radix, uint32_t split_log2);
+                   bool radix);
 };
 
 template <class Real>
@@ -624,8 +608,7 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
                    g.end - g.begin, n - g.end, g.grid.dense ? "dense" : "hashed",
                    (unsigned long long)g.grid.table_size, g.brute ? " (brute force)" : "");
   }
-  groups_pass<Dim>(grids, to_group, in, n, pad, items, detail::radix_grid_sort(options, n),
-                   small_split_log2(options));
+  groups_pass<Dim>(grids, to_group, in, n, pad, items, detail::radix_grid_sort(options, n));
 }
 
 template <class Real>
@@ -633,7 +616,7 @@ template <int Dim>
 void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups,
                                           LevelToGroup to_group, const BodyArrays<Real>& in,
                                           uint32_t n, double pad, uint64_t items,
-                                          bool radix, uint32_t split_log2) {
+                                          bool radix) {
   detail::GroupedView<Real> v;
   v.s = sorted.template build<Dim>(detail::policy(alloc), groups, raw(natural), to_group, in, n,
                                    radix);
@@ -642,9 +625,8 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
   v.group_count = uint32_t(groups.size());
   v.pad = pad;
   v.task_size = kTaskSize;
-  // Small-small pairs of every group, 2^split_log2 items per body.
-  v.split_log2 = split_log2;
-  emit_pairs<detail::GroupSmallPairs, Dim>(uint64_t(n) << split_log2, v);
+  // Small-small pairs of every group.
+  emit_pairs<detail::GroupSmallPairs, Dim>(n, v);
   phase.mark("small-small pairs");
   // Large-small pairs: items (large body, smaller group) -> tasks -> count/scan/write.
   if (items == 0) return;

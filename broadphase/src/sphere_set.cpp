@@ -46,10 +46,6 @@ void BroadphaseOptions::validate() const {
     throw std::invalid_argument("skin must be finite and >= 0");
   if (hsx_small_n < -1)
     throw std::invalid_argument("hsx_small_n must be -1 (the backend's default) or >= 0");
-  if (hsx_small_split != 0 && hsx_small_split != 1 && hsx_small_split != 2 &&
-      hsx_small_split != 4 && hsx_small_split != 8)
-    throw std::invalid_argument("hsx_small_split must be 0 (the backend's default), 1, 2, 4 or 8, not " +
-                                std::to_string(hsx_small_split));
   for (int a = 0; a < domain.dim; ++a) {
     if (!std::isfinite(domain.lo[a]))
       throw std::invalid_argument("box origin must be finite");

@@ -77,11 +77,6 @@ struct BroadphaseOptions {
   // NESTSIM_GRID_RADIX_MIN overrides it), counting on the CPU.
   enum class GridSort { automatic, counting, radix };
   GridSort grid_sort = GridSort::automatic;
-  // HSX's small-small walk (pairs within a group of levels) is split over this many
-  // threads per body, each taking every k-th column of the body's window; the pairs do
-  // not change. 1, 2, 4 or 8; 0 (automatic): the backend's measured choice
-  // (bench/NOTES.md v13; the environment variable NESTSIM_HSX_SMALL_SPLIT overrides it).
-  int hsx_small_split = 0;
 
   void validate() const;  // throws std::invalid_argument with what is wrong
 };
