@@ -211,6 +211,7 @@ struct GroupGrid {
   uint32_t begin = 0, end = 0;   // its bodies, in sorted order
   double reach = 0;              // bound on a member's radius (d / 2)
   int brute = 0;                 // members tested all against all (section 5.8)
+  TaskSize task;                 // work of one large-body task in this group's grid
 };
 
 // The group of a level: groups are runs of levels in order, so it is the number of
@@ -455,7 +456,6 @@ struct GroupedView {
   Space<Real> space;
   uint32_t group_count = 0;
   double pad = 0;  // rounding allowance (device_util.cuh, rounding_pad)
-  TaskSize task_size;
   const uint64_t* task_start = nullptr;  // large items + 1 offsets
   uint64_t items = 0;                    // large items (large body, smaller group)
 
@@ -503,7 +503,7 @@ struct GroupSmallPairs {
     if (!grp.brute) {
       double x[3] = {double(test.pa[0]), double(test.pa[1]), double(test.pa[2])};
       const double outer = double(test.ra) + grp.reach + v.pad;
-      const LargePlan p = plan_large<Dim>(grp.grid, x, outer, grp.end - grp.begin, v.task_size);
+      const LargePlan p = plan_large<Dim>(grp.grid, x, outer, grp.end - grp.begin, grp.task);
       if (!p.direct) {
         // In a dense grid the rows before a's own hold only bodies sorted before a.
         long long own[3] = {0, 0, 0};
@@ -535,7 +535,7 @@ struct GroupLargeTasks {
     const Real r = v.s.load(l, p);
     const double x[3] = {double(p[0]), double(p[1]), double(p[2])};
     tasks[k] = plan_large<Dim>(grp.grid, x, double(r) + grp.reach + v.pad, grp.end - grp.begin,
-                               v.task_size).tasks;
+                               grp.task).tasks;
   }
 };
 
@@ -563,20 +563,20 @@ struct GroupLargePairs {
     test.ra = s.load(l, test.pa);
     const double x[3] = {double(test.pa[0]), double(test.pa[1]), double(test.pa[2])};
     const double outer = double(test.ra) + grp.reach + v.pad;
-    const LargePlan plan = plan_large<Dim>(grp.grid, x, outer, grp.end - grp.begin, v.task_size);
+    const LargePlan plan = plan_large<Dim>(grp.grid, x, outer, grp.end - grp.begin, grp.task);
     if (plan.direct) {
-      const uint64_t first = grp.begin + local * v.task_size.direct_chunk;
-      const uint64_t last = first + v.task_size.direct_chunk < grp.end
-                                ? first + v.task_size.direct_chunk
+      const uint64_t first = grp.begin + local * grp.task.direct_chunk;
+      const uint64_t last = first + grp.task.direct_chunk < grp.end
+                                ? first + grp.task.direct_chunk
                                 : grp.end;
       for (uint64_t b = first; b < last; ++b) test(uint32_t(b));
       return;
     }
     const double inner = double(test.ra) - double(test.qa) - grp.reach - v.pad;
     WindowVisitor<Real, Dim, TestAgainst<Real, Emitter>> visit{s, grp, 0u, test};
-    const uint64_t first = local * v.task_size.columns;
+    const uint64_t first = local * grp.task.columns;
     const uint64_t last =
-        first + v.task_size.columns < plan.columns ? first + v.task_size.columns : plan.columns;
+        first + grp.task.columns < plan.columns ? first + grp.task.columns : plan.columns;
     ColumnCursor<Dim> col(plan, first);
     for (uint64_t column = first; column < last; ++column, col.next(plan))
       visit_rim_column<Dim>(grp.grid, plan, col.c, x, outer, inner, visit);

@@ -305,6 +305,27 @@ const detail::TaskSize kTaskSize{env_count("NESTSIM_HSX_DIRECT_CHUNK", 32),
 const detail::TaskSize kTaskSize{env_count("NESTSIM_HSX_DIRECT_CHUNK", 128),
                                  env_count("NESTSIM_HSX_COLUMNS_PER_TASK", 8)};
 #endif
+// The task size of a group whose ns members fill `cells` cells (bench/NOTES.md v13).
+// On the GPU, kTaskSize.columns was measured where cells hold about half a body; in
+// crowded grids (volume fraction 1-3: 4-13 members per cell) a column holds that many
+// times more candidates and the few large bodies' tasks become a long tail (3e4 bodies,
+// phi 3: 0.91 ms with 4 columns per task, 0.60 with 1). So the columns per task shrink
+// with the occupancy: kTaskSize.columns * 0.6 / (ns / cells), at least 1. The CPU has
+// no tail to hide (each thread takes many tasks) and keeps kTaskSize.
+detail::TaskSize task_size_for(double ns, double cells) {
+  detail::TaskSize size = kTaskSize;
+#if defined(NESTSIM_BACKEND_CUDA)
+  if (!std::getenv("NESTSIM_HSX_COLUMNS_PER_TASK")) {
+    const double per_cell = ns / std::max(cells, 1.0);
+    const double columns = std::floor(double(kTaskSize.columns) * 0.6 / std::max(per_cell, 1e-9));
+    size.columns = uint32_t(std::clamp(columns, 1.0, double(kTaskSize.columns)));
+  }
+#else
+  (void)ns;
+  (void)cells;
+#endif
+  return size;
+}
 // Resident blocks of 256 threads per SM asked of the fused pair steps on the GPU
 // (device_util.cuh, for_each_bounded; bench/NOTES.md v9). Built with
 // -DNESTSIM_TUNE_LAUNCH, NESTSIM_PAIR_MIN_BLOCKS picks 0 (thrust's loop), 3, 4, 5 or 6.
@@ -588,6 +609,7 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
     const double ns = double(g.end - g.begin);
     const double cells = detail::choose_buckets(grid.grid, g.end - g.begin);
     shared += ns * std::max(0.0, ns / cells - 1.0) / 2.0;
+    grid.task = task_size_for(ns, cells);
     grid.reach = 0.5 * d;
     grid.item_base = items;
     items += n - g.end;
@@ -604,9 +626,10 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
   if (trace) {
     std::fprintf(stderr, "hsx: n=%u d0=%g pad=%g groups=%zu\n", n, d0, pad, groups.size());
     for (const detail::GroupGrid& g : grids)
-      std::fprintf(stderr, "  group top=%g members=%u large=%u %s table=%llu%s\n", 2 * g.reach,
-                   g.end - g.begin, n - g.end, g.grid.dense ? "dense" : "hashed",
-                   (unsigned long long)g.grid.table_size, g.brute ? " (brute force)" : "");
+      std::fprintf(stderr, "  group top=%g members=%u large=%u %s table=%llu columns/task=%u%s\n",
+                   2 * g.reach, g.end - g.begin, n - g.end, g.grid.dense ? "dense" : "hashed",
+                   (unsigned long long)g.grid.table_size, g.task.columns,
+                   g.brute ? " (brute force)" : "");
   }
   groups_pass<Dim>(grids, to_group, in, n, pad, items, detail::radix_grid_sort(options, n));
 }
@@ -624,7 +647,6 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
   v.space = space;
   v.group_count = uint32_t(groups.size());
   v.pad = pad;
-  v.task_size = kTaskSize;
   // Small-small pairs of every group.
   emit_pairs<detail::GroupSmallPairs, Dim>(n, v);
   phase.mark("small-small pairs");
