@@ -310,14 +310,14 @@ const detail::TaskSize kTaskSize{env_count("NESTSIM_HSX_DIRECT_CHUNK", 128),
 // crowded grids (volume fraction 1-3: 4-13 members per cell) a column holds that many
 // times more candidates and the few large bodies' tasks become a long tail (3e4 bodies,
 // phi 3: 0.91 ms with 4 columns per task, 0.60 with 1). So the columns per task shrink
-// with the occupancy: kTaskSize.columns * 0.6 / (ns / cells), at least 1. The CPU has
+// with the occupancy: kTaskSize.columns * 0.7 / (ns / cells), at least 1. The CPU has
 // no tail to hide (each thread takes many tasks) and keeps kTaskSize.
 detail::TaskSize task_size_for(double ns, double cells) {
   detail::TaskSize size = kTaskSize;
 #if defined(NESTSIM_BACKEND_CUDA)
   if (!std::getenv("NESTSIM_HSX_COLUMNS_PER_TASK")) {
     const double per_cell = ns / std::max(cells, 1.0);
-    const double columns = std::floor(double(kTaskSize.columns) * 0.6 / std::max(per_cell, 1e-9));
+    const double columns = std::floor(double(kTaskSize.columns) * 0.7 / std::max(per_cell, 1e-9));
     size.columns = uint32_t(std::clamp(columns, 1.0, double(kTaskSize.columns)));
   }
 #else
