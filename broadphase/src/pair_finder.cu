@@ -306,12 +306,14 @@ const detail::TaskSize kTaskSize{env_count("NESTSIM_HSX_DIRECT_CHUNK", 128),
                                  env_count("NESTSIM_HSX_COLUMNS_PER_TASK", 8)};
 #endif
 // The task size of a group whose ns members fill `cells` cells (bench/NOTES.md v13).
-// On the GPU, kTaskSize.columns was measured where cells hold about half a body; in
-// crowded grids (volume fraction 1-3: 4-13 members per cell) a column holds that many
-// times more candidates and the few large bodies' tasks become a long tail (3e4 bodies,
-// phi 3: 0.91 ms with 4 columns per task, 0.60 with 1). So the columns per task shrink
-// with the occupancy: kTaskSize.columns * 0.7 / (ns / cells), at least 1. The CPU has
-// no tail to hide (each thread takes many tasks) and keeps kTaskSize.
+// On the GPU, kTaskSize.columns was measured where cells hold about half a body (the
+// exponential scenes at phi 0.1-0.3, 0.46-0.59 members per cell); in crowded grids
+// (volume fraction 1-3: 4-13 members per cell) a column holds that many times more
+// candidates and the few large bodies' tasks become a long tail (3e4 bodies, phi 3:
+// 0.91 ms with 4 columns per task, 0.62 with 1). So the columns per task shrink with
+// the occupancy: kTaskSize.columns * 0.7 / (ns / cells), at most kTaskSize.columns
+// (below 0.7 members per cell: the exponential scenes keep theirs), at least 1. The CPU
+// has no tail to hide (each thread takes many tasks) and keeps kTaskSize.
 detail::TaskSize task_size_for(double ns, double cells) {
   detail::TaskSize size = kTaskSize;
 #if defined(NESTSIM_BACKEND_CUDA)
