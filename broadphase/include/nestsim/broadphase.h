@@ -73,8 +73,8 @@ struct BroadphaseOptions {
   // How the grids (hsx, grid_uniform) sort the bodies into cells; the pairs do not
   // change. counting: one pass of atomics on the cell table (HSX paper section 4.1);
   // radix: a radix sort of the bodies' cell numbers, no atomics (bench/NOTES.md v11).
-  // automatic: radix on the GPU from 4e6 bodies on (measured; the environment variable
-  // NESTSIM_GRID_RADIX_MIN overrides it), counting on the CPU.
+  // automatic: radix on the GPU from 4e6 bodies on, on the CPU from 1e5 (measured; the
+  // environment variable NESTSIM_GRID_RADIX_MIN overrides both), else counting.
   enum class GridSort { automatic, counting, radix };
   GridSort grid_sort = GridSort::automatic;
 
