@@ -320,8 +320,9 @@ inline GridSpec single_cell_grid(const Domain& dom, int dim) {
 // Whether SortedGrid::build radix-sorts n bodies (BroadphaseOptions::grid_sort). The
 // automatic choice: radix from kRadixSortMin bodies on, on the GPU 4e6 (bench/NOTES.md
 // v11), on the CPU 1e5 (thrust's sort of the 32-bit cell numbers, per-thread radix
-// sorts and a merge, 6-10% faster than the counting sort's atomics at 1e5 and 1e6 on 2
-// cores, a tie below; NOTES "CPU"). NESTSIM_GRID_RADIX_MIN overrides it.
+// sorts and a merge, 2-11% faster than the counting sort's atomics at 1e5 and 1e6 on 2
+// cores, a tie below; NOTES "CPU: the candidate test ..."). NESTSIM_GRID_RADIX_MIN
+// overrides it.
 #if defined(NESTSIM_BACKEND_CUDA)
 constexpr double kRadixSortMin = 4e6;
 #else

@@ -401,9 +401,9 @@ struct TestAgainst {
     Real pb[3] = {0, 0, 0};
     const Real rb = s.load(t, pb);
 #if !defined(__CUDA_ARCH__)
-    // The CPU's hot loop (bench/NOTES.md v13): without the per-axis dimension and
-    // periodic branches of Space::distance2. The same sums in the same order: z is 0 for
-    // both bodies in 2D, and adding a square of +0 changes nothing.
+    // The CPU's hot loop (bench/NOTES.md, "CPU: the candidate test"): without the
+    // per-axis dimension and periodic branches of Space::distance2. The same sums in the
+    // same order: z is 0 for both bodies in 2D, and adding a square of +0 changes nothing.
     if (open) {
       const Real dx = sub_rn(pa[0], pb[0]), dy = sub_rn(pa[1], pb[1]), dz = sub_rn(pa[2], pb[2]);
       const Real d2 = add_rn(add_rn(mul_rn(dx, dx), mul_rn(dy, dy)), mul_rn(dz, dz));

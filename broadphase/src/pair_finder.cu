@@ -317,7 +317,8 @@ const detail::TaskSize kTaskSize{env_count("NESTSIM_HSX_DIRECT_CHUNK", 128),
 detail::TaskSize task_size_for(double ns, double cells) {
   detail::TaskSize size = kTaskSize;
 #if defined(NESTSIM_BACKEND_CUDA)
-  if (!std::getenv("NESTSIM_HSX_COLUMNS_PER_TASK")) {
+  static const bool forced = std::getenv("NESTSIM_HSX_COLUMNS_PER_TASK") != nullptr;
+  if (!forced) {
     const double per_cell = ns / std::max(cells, 1.0);
     const double columns = std::floor(double(kTaskSize.columns) * 0.7 / std::max(per_cell, 1e-9));
     size.columns = uint32_t(std::clamp(columns, 1.0, double(kTaskSize.columns)));
