@@ -181,11 +181,10 @@ __global__ void extent_blocks(BodyArrays<Real> bodies, uint32_t n, int dim, Exte
   const Extent total = BlockReduce(temp).Reduce(acc, merge);
   if (threadIdx.x == 0) out[blockIdx.x] = total;
 }
-#endif
 
-#if defined(NESTSIM_BACKEND_CUDA)
 // Launches extent_blocks into scratch (grown as needed); returns the number of block
-// results, left on the device.
+// results, left on the device for the level plan (pair_finder.cu). A single pass over
+// the bodies: a generic reduction of this 128-byte type costs several times more.
 template <class Real>
 uint32_t extent_blocks_async(const BodyArrays<Real>& bodies, uint32_t n, int dim,
                              thrust::device_vector<Extent>& scratch) {
@@ -198,26 +197,6 @@ uint32_t extent_blocks_async(const BodyArrays<Real>& bodies, uint32_t n, int dim
   return blocks;
 }
 #endif
-
-// The same with a scratch buffer kept by the caller: on the GPU a single pass over the
-// bodies (a generic reduction of this 128-byte type costs several times more), then
-// the few block results merged on the host.
-template <class Real>
-Extent extent_of(CachingAllocator& alloc, thrust::device_vector<Extent>& scratch,
-                 const BodyArrays<Real>& bodies, uint32_t n, int dim) {
-#if defined(NESTSIM_BACKEND_CUDA)
-  (void)alloc;
-  const uint32_t blocks = extent_blocks_async(bodies, n, dim, scratch);
-  std::vector<Extent> host(blocks);
-  thrust::copy_n(scratch.begin(), blocks, host.begin());
-  Extent e = empty_extent();
-  for (const Extent& b : host) e = MergeExtent{}(e, b);
-  return e;
-#else
-  (void)scratch;
-  return extent_of<Real>(policy(alloc), bodies, n, dim);
-#endif
-}
 
 // What the rounding pad and the grids need of the space, in a form device code can take.
 struct PadSpace {

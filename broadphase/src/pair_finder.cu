@@ -459,7 +459,7 @@ struct PairFinder<Real>::State {
     NESTSIM_CUDA_CHECK(cudaGetLastError());
     thrust::copy_n(level_plan.begin(), 1, &plan);
 #else
-    plan.bounds = detail::extent_of<Real>(alloc, extent_scratch, in, n, space.dim);
+    plan.bounds = detail::extent_of<Real>(detail::policy(alloc), in, n, space.dim);
     plan_base<Real>(plan, space);
     ensure_size(histogram, kLevels);
     thrust::fill_n(detail::nosync(), histogram.begin(), kLevels, 0u);
