@@ -32,6 +32,15 @@ struct GridSpec {
     using std::floor;
     return static_cast<long long>(floor((x - origin[a]) * inv_width[a]));
   }
+  // The same in the arithmetic of the walks' geometry, T = the bodies' precision
+  // (bench/NOTES.md v14): float on the GPU's usual path. Used for windows only, never
+  // to place a body in its cell: a window needs only to cover its cells to within the
+  // rounding pad, which the few ulps of this rounding are far inside.
+  template <class T>
+  NESTSIM_HD long long coord(T x, int a) const {
+    using std::floor;
+    return static_cast<long long>(floor((x - T(origin[a])) * T(inv_width[a])));
+  }
   // Wraps a coordinate into [0, n) on a periodic axis: one addition for the usual case
   // of a window's cell next to the box (a 64-bit remainder costs dozens of instructions).
   NESTSIM_HD long long wrap(long long c, int a) const {
@@ -58,8 +67,10 @@ struct GridSpec {
     return dense ? key : (key * 0x9E3779B97F4A7C15ull) >> hash_shift;
   }
   // Lower and upper edge of cell c (unwrapped) on axis a.
-  NESTSIM_HD double edge_lo(long long c, int a) const { return origin[a] + double(c) * width[a]; }
-  NESTSIM_HD double edge_hi(long long c, int a) const { return origin[a] + double(c + 1) * width[a]; }
+  template <class T>
+  NESTSIM_HD T edge_lo(long long c, int a) const { return T(origin[a]) + T(c) * T(width[a]); }
+  template <class T>
+  NESTSIM_HD T edge_hi(long long c, int a) const { return T(origin[a]) + T(c + 1) * T(width[a]); }
 };
 
 // What a large body does at one level (section 4.3): the window of cells its outer
@@ -83,14 +94,17 @@ struct TaskSize {
   uint32_t columns = 8;
 };
 
-template <int Dim>
-NESTSIM_HD inline LargePlan plan_large(const GridSpec& g, const double* x, double reach,
+// T: the arithmetic of the window (GridSpec::coord). The counting and the walking of a
+// large body's tasks must call it with the same T and the same x and reach: the
+// task count follows from the columns.
+template <int Dim, class T>
+NESTSIM_HD inline LargePlan plan_large(const GridSpec& g, const T* x, T reach,
                                        uint32_t small_count, TaskSize size) {
   LargePlan p;
   bool wraps = false;
   NESTSIM_UNROLL for (int a = 0; a < Dim; ++a) {
-    p.lo[a] = g.raw_coord(x[a] - reach, a);
-    p.hi[a] = g.raw_coord(x[a] + reach, a);
+    p.lo[a] = g.coord(x[a] - reach, a);
+    p.hi[a] = g.coord(x[a] + reach, a);
     if (g.periodic) {
       if (p.hi[a] - p.lo[a] + 1 > g.n[a]) wraps = true;
     } else {
@@ -155,16 +169,15 @@ struct ColumnCursor {
   }
 };
 
-// True when the column's cells (c, unwrapped) come before cell `own` (wrapped) in the
-// order of a dense grid's buckets on axes Dim-1..1: every body there is sorted before
-// every body of own's row.
+// True when the column's cells (c, unwrapped) come before the row of the cell with
+// linear index `own` in the order of a dense grid's buckets: every body there is sorted
+// before every body of own's row. The row's first cell is n[0] (c[2] n[1] + c[1]), and
+// own's row starts at own less own's coordinate on axis 0, which is below n[0].
 template <int Dim>
-NESTSIM_HD inline bool row_before(const GridSpec& g, const long long* c, const long long* own) {
-  NESTSIM_UNROLL for (int a = Dim - 1; a >= 1; --a) {
-    const long long w = g.home(c[a], a);
-    if (w != own[a]) return w < own[a];
-  }
-  return false;
+NESTSIM_HD inline bool row_before(const GridSpec& g, const long long* c, uint64_t own) {
+  long long row[3] = {0, 0, 0};
+  NESTSIM_UNROLL for (int a = 1; a < Dim; ++a) row[a] = g.home(c[a], a);
+  return g.linear(row) + uint64_t(g.n[0]) <= own;
 }
 
 // Calls visit(c, lo, hi) for the runs of cells along axis 0 that the shell wall of a
@@ -172,37 +185,43 @@ NESTSIM_HD inline bool row_before(const GridSpec& g, const long long* c, const l
 // [lo, hi] unwrapped on axis 0): the cells within `outer` of the centre x, less those
 // wholly inside the ball of radius `inner` (the part of the lumen where every small
 // body is contained, equation 1). At most two runs.
-template <int Dim, class Visit>
+//
+// T: the arithmetic (GridSpec::coord). Rounding only widens or narrows the runs by far
+// less than the rounding pad that outer and inner include; near a column's edge, where
+// the square roots cancel, the pad's margin holds in squared form: outer^2 - hmin2
+// exceeds the true squared reach of any candidate by about 2 outer pad, and pad is at
+// least 64 ulps of 2 rmax (device_util.cuh, rounding_pad), so dozens of ulps of outer^2,
+// against the few of this rounding (the same for inner).
+template <int Dim, class T, class Visit>
 NESTSIM_HD inline void visit_rim_column(const GridSpec& g, const LargePlan& p, const long long* cu,
-                                        const double* x, double outer, double inner,
-                                        Visit& visit) {
+                                        const T* x, T outer, T inner, Visit& visit) {
   using std::ceil;
   using std::fabs;
   using std::floor;
   using std::sqrt;
   constexpr int run = 0;
   long long c[3] = {0, 0, 0};
-  double hmin2 = 0, hmax2 = 0;
+  T hmin2 = 0, hmax2 = 0;
   NESTSIM_UNROLL for (int a = 1; a < Dim; ++a) {
     c[a] = cu[a];
-    const double b0 = g.edge_lo(c[a], a), b1 = g.edge_hi(c[a], a);
-    const double dmin = x[a] < b0 ? b0 - x[a] : (x[a] > b1 ? x[a] - b1 : 0.0);
-    const double dmax = fabs(x[a] - b0) > fabs(x[a] - b1) ? fabs(x[a] - b0) : fabs(x[a] - b1);
+    const T b0 = g.edge_lo<T>(c[a], a), b1 = g.edge_hi<T>(c[a], a);
+    const T dmin = x[a] < b0 ? b0 - x[a] : (x[a] > b1 ? x[a] - b1 : T(0));
+    const T dmax = fabs(x[a] - b0) > fabs(x[a] - b1) ? fabs(x[a] - b0) : fabs(x[a] - b1);
     hmin2 += dmin * dmin;
     hmax2 += dmax * dmax;
   }
   if (hmin2 > outer * outer) return;
-  const double reach = sqrt(outer * outer - hmin2);
-  long long lo = g.raw_coord(x[run] - reach, run), hi = g.raw_coord(x[run] + reach, run);
+  const T reach = sqrt(outer * outer - hmin2);
+  long long lo = g.coord(x[run] - reach, run), hi = g.coord(x[run] + reach, run);
   if (lo < p.lo[run]) lo = p.lo[run];
   if (hi > p.hi[run]) hi = p.hi[run];
   // Cells [ex_lo, ex_hi] lie wholly inside the inner ball: skipped.
   long long ex_lo = hi + 1, ex_hi = hi;
-  if (inner > 0 && hmax2 < inner * inner) {
-    const double depth = sqrt(inner * inner - hmax2);
-    const double w = g.inv_width[run];
-    ex_lo = static_cast<long long>(floor((x[run] - depth - g.origin[run]) * w)) + 1;
-    ex_hi = static_cast<long long>(ceil((x[run] + depth - g.origin[run]) * w)) - 2;
+  if (inner > T(0) && hmax2 < inner * inner) {
+    const T depth = sqrt(inner * inner - hmax2);
+    const T o = T(g.origin[run]), w = T(g.inv_width[run]);
+    ex_lo = static_cast<long long>(floor((x[run] - depth - o) * w)) + 1;
+    ex_hi = static_cast<long long>(ceil((x[run] + depth - o) * w)) - 2;
     if (ex_lo > ex_hi) {
       ex_lo = hi + 1;
       ex_hi = hi;

@@ -470,6 +470,7 @@ struct GroupedView {
   uint32_t group_count = 0;
   double pad = 0;  // rounding allowance (device_util.cuh, rounding_pad)
   const uint64_t* task_start = nullptr;  // large items + 1 offsets
+  const uint32_t* task_owner = nullptr;  // per task, its item (MarkTaskOwners); or null
   uint64_t items = 0;                    // large items (large body, smaller group)
 
   // The group of large item k: the last with item_base <= k (groups without large
@@ -480,6 +481,15 @@ struct GroupedView {
     return g;
   }
 };
+
+// How far from a body of radius r the centres of its partners in group grp can lie: r
+// plus the bound on a member's radius plus the rounding pad, in the bodies' precision.
+// One function for the counting of a large body's tasks and their walk, which must plan
+// the same window.
+template <class Real>
+NESTSIM_HD inline Real window_outer(Real r, const GroupGrid& grp, double pad) {
+  return r + Real(grp.reach + pad);
+}
 
 // Visits the cells of a group's grid that hold the centres of all bodies of that
 // group within `outer` of x, less those wholly inside the ball of radius `inner`:
@@ -514,19 +524,18 @@ struct GroupSmallPairs {
     TestAgainst<Real, Emitter> test{s, v.space, {0, 0, 0}, 0, s.thickness[a], s.id[a], e};
     test.ra = s.load(a, test.pa);
     if (!grp.brute) {
-      double x[3] = {double(test.pa[0]), double(test.pa[1]), double(test.pa[2])};
-      const double outer = double(test.ra) + grp.reach + v.pad;
+      // The window's geometry in the bodies' precision (grid.cuh, GridSpec::coord).
+      const Real* x = test.pa;
+      const Real outer = window_outer(test.ra, grp, v.pad);
       const LargePlan p = plan_large<Dim>(grp.grid, x, outer, grp.end - grp.begin, grp.task);
       if (!p.direct) {
         // In a dense grid the rows before a's own hold only bodies sorted before a.
-        long long own[3] = {0, 0, 0};
-        NESTSIM_UNROLL for (int d = 1; d < Dim; ++d)
-          own[d] = grp.grid.home(grp.grid.raw_coord(x[d], d), d);
+        const uint64_t own = s.key[a];
         WindowVisitor<Real, Dim, TestAgainst<Real, Emitter>> visit{s, grp, a + 1, test};
         ColumnCursor<Dim> col(p);
         for (uint64_t column = 0; column < p.columns; ++column, col.next(p)) {
           if (grp.grid.dense && row_before<Dim>(grp.grid, col.c, own)) continue;
-          visit_rim_column<Dim>(grp.grid, p, col.c, x, outer, 0.0, visit);
+          visit_rim_column<Dim>(grp.grid, p, col.c, x, outer, Real(0), visit);
         }
         return;
       }
@@ -544,11 +553,21 @@ struct GroupLargeTasks {
   NESTSIM_HD void operator()(uint64_t k) const {
     const GroupGrid& grp = v.s.groups[v.item_group(k)];
     const uint32_t l = grp.end + uint32_t(k - grp.item_base);
-    Real p[3] = {0, 0, 0};
-    const Real r = v.s.load(l, p);
-    const double x[3] = {double(p[0]), double(p[1]), double(p[2])};
-    tasks[k] = plan_large<Dim>(grp.grid, x, double(r) + grp.reach + v.pad, grp.end - grp.begin,
+    Real x[3] = {0, 0, 0};
+    const Real r = v.s.load(l, x);
+    tasks[k] = plan_large<Dim>(grp.grid, x, window_outer(r, grp, v.pad), grp.end - grp.begin,
                                grp.task).tasks;
+  }
+};
+
+// Each task's item without a binary search per task (bench/NOTES.md v14): the first
+// task of every item that has tasks marks its item in a zeroed array, and an inclusive
+// maximum scan then fills each run of tasks with its item.
+struct MarkTaskOwners {
+  const uint64_t* task_start;
+  uint32_t* owner;
+  NESTSIM_HD void operator()(uint32_t k) const {
+    if (task_start[k + 1] > task_start[k]) owner[task_start[k]] = k;
   }
 };
 
@@ -564,9 +583,13 @@ struct GroupLargePairs {
   NESTSIM_HD void walk(uint64_t t, Emitter& e) const {
     // The item that owns task t: last k with task_start[k] <= t.
     uint64_t lo = 0, hi = v.items;  // task_start[lo] <= t < task_start[hi]
-    while (hi - lo > 1) {
-      const uint64_t mid = lo + (hi - lo) / 2;
-      if (v.task_start[mid] <= t) lo = mid; else hi = mid;
+    if (v.task_owner) {
+      lo = v.task_owner[t];
+    } else {
+      while (hi - lo > 1) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        if (v.task_start[mid] <= t) lo = mid; else hi = mid;
+      }
     }
     const uint64_t local = t - v.task_start[lo];
     const SortedBodies<Real>& s = v.s;
@@ -574,8 +597,8 @@ struct GroupLargePairs {
     const uint32_t l = grp.end + uint32_t(lo - grp.item_base);
     TestAgainst<Real, Emitter> test{s, v.space, {0, 0, 0}, 0, s.thickness[l], s.id[l], e};
     test.ra = s.load(l, test.pa);
-    const double x[3] = {double(test.pa[0]), double(test.pa[1]), double(test.pa[2])};
-    const double outer = double(test.ra) + grp.reach + v.pad;
+    const Real* x = test.pa;
+    const Real outer = window_outer(test.ra, grp, v.pad);  // as GroupLargeTasks planned it
     const LargePlan plan = plan_large<Dim>(grp.grid, x, outer, grp.end - grp.begin, grp.task);
     if (plan.direct) {
       const uint64_t first = grp.begin + local * grp.task.direct_chunk;
@@ -585,7 +608,7 @@ struct GroupLargePairs {
       for (uint64_t b = first; b < last; ++b) test(uint32_t(b));
       return;
     }
-    const double inner = double(test.ra) - double(test.qa) - grp.reach - v.pad;
+    const Real inner = test.ra - test.qa - Real(grp.reach + v.pad);
     WindowVisitor<Real, Dim, TestAgainst<Real, Emitter>> visit{s, grp, 0u, test};
     const uint64_t first = local * grp.task.columns;
     const uint64_t last =

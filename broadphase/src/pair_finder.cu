@@ -264,6 +264,10 @@ struct UnpackKey {
   }
 };
 
+struct MaxOf {
+  NESTSIM_HD uint32_t operator()(uint32_t a, uint32_t b) const { return a > b ? a : b; }
+};
+
 struct AddTotal {
   uint64_t* total;
   const uint64_t* add;
@@ -347,6 +351,13 @@ void launch_pair_step(Index n, F f) {
 #endif
   detail::for_each_bounded<kPairMinBlocks>(n, f);
 }
+
+// From this many large items on, the large-small tasks find their item in a table
+// (kernels.cuh, MarkTaskOwners: three more launches) rather than by a binary search of
+// log2(items) dependent loads each (bench/NOTES.md v14: 2% at 1e7 bodies, phi 0.3, and
+// within the noise at 1e6, where items are 8e4-2e5). NESTSIM_HSX_TASK_OWNERS_MIN_ITEMS
+// overrides it (0: always).
+const double kTaskOwnersMinItems = env_or("NESTSIM_HSX_TASK_OWNERS_MIN_ITEMS", 65536);
 
 // Remaining bodies finished by brute force.
 const uint32_t kBruteRemainder = uint32_t(env_or("NESTSIM_HSX_BRUTE_REMAINDER", 128));
@@ -473,6 +484,7 @@ struct PairFinder<Real>::State {
   detail::SortedGrid<Real> sorted;
   // pair assembly
   thrust::device_vector<uint64_t> task_count, task_start, counts, offsets;
+  thrust::device_vector<uint32_t> task_owner;
   thrust::device_vector<uint64_t> keys;
   uint64_t pair_count = 0;
   detail::CachingAllocator alloc;  // Thrust temporaries, kept across calls
@@ -662,6 +674,14 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
   phase.mark("large tasks");
   if (tasks == 0) return;
   v.task_start = raw(task_start);
+  if (double(items) >= kTaskOwnersMinItems && items < (uint64_t(1) << 32)) {
+    ensure_size(task_owner, std::size_t(tasks));
+    thrust::fill_n(detail::nosync(), task_owner.begin(), tasks, 0u);
+    for_each_index(uint32_t(items), detail::MarkTaskOwners{raw(task_start), raw(task_owner)});
+    thrust::inclusive_scan(detail::policy(alloc), task_owner.begin(), task_owner.begin() + tasks,
+                           task_owner.begin(), MaxOf{});
+    v.task_owner = raw(task_owner);
+  }
   emit_pairs<detail::GroupLargePairs, Dim>(tasks, v);
   phase.mark("large-small pairs");
 }
