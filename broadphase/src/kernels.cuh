@@ -254,9 +254,8 @@ struct SortedBodies {
 
 // Visits the bodies of a run of cells along axis 0 of a group's grid (cells c[1..]
 // fixed, wrapped; [lo, hi] unwrapped), from sorted position `first` on: one bucket
-// range per piece when the grid is dense (consecutive x cells are consecutive buckets;
-// body.range(t, t_end) takes it whole), else one hashed look-up per cell with the cell
-// check (body(t) per member of the cell).
+// range per piece when the grid is dense (consecutive x cells are consecutive buckets),
+// else one hashed look-up per cell with the cell check.
 template <class Real, class Body>
 NESTSIM_HD inline void for_each_in_run(const SortedBodies<Real>& s, const GroupGrid& grp,
                                        const long long* c, long long lo, long long hi,
@@ -276,7 +275,7 @@ NESTSIM_HD inline void for_each_in_run(const SortedBodies<Real>& s, const GroupG
         uint32_t t = start[base + uint64_t(a)];
         const uint32_t t_end = start[base + uint64_t(b) + 1];
         if (t < first) t = first;
-        body.range(t, t_end);
+        for (; t < t_end; ++t) body(t);
       }
     } piece{g, start, c, first, body};
     for_each_run_piece(g, lo, hi, piece);
@@ -414,45 +413,6 @@ struct TestAgainst {
 #endif
     if (exact_pair(space, pa, ra, qa, pb, rb, s.thickness[t])) e.emit(id_a, s.id[t]);
   }
-  NESTSIM_HD void range(uint32_t t, uint32_t t_end) {
-    for (; t < t_end; ++t) (*this)(t);
-  }
-};
-
-// The candidates of a walk in one flat loop (bench/NOTES.md v14). A walk visits several
-// runs of cells, each with a range of sorted positions; testing each range in its own
-// loop makes a GPU warp run, per run, as many iterations as its thread with the most
-// candidates there (ncu at 1e6 bodies: 21 candidate iterations per warp with 3 of 32
-// threads active, for 2-3 candidates per body). The batch keeps up to kRanges
-// non-empty ranges and tests them in one loop over all their candidates, so that a
-// warp runs as many iterations as its thread with the most candidates in all.
-template <class Test>
-struct RangeBatch {
-  static constexpr int kRanges = 8;
-  Test& test;
-  uint32_t begin[kRanges], end[kRanges];  // [0, count) in use
-  int count = 0;
-  NESTSIM_HD explicit RangeBatch(Test& t) : test(t) {}
-  NESTSIM_HD void range(uint32_t t, uint32_t t_end) {
-    if (t >= t_end) return;
-    begin[count] = t;
-    end[count] = t_end;
-    if (++count == kRanges) flush();
-  }
-  NESTSIM_HD void operator()(uint32_t t) { test(t); }  // hashed grids: cell by cell
-  NESTSIM_HD void flush() {
-    if (count == 0) return;
-    int k = 0;
-    uint32_t t = begin[0], t_end = end[0];
-    for (;;) {
-      test(t);
-      if (++t < t_end) continue;
-      if (++k == count) break;
-      t = begin[k];
-      t_end = end[k];
-    }
-    count = 0;
-  }
 };
 
 // The solid uniform grid's step (grid_uniform, solid_grids.cu; in the style of fast
@@ -571,14 +531,12 @@ struct GroupSmallPairs {
       if (!p.direct) {
         // In a dense grid the rows before a's own hold only bodies sorted before a.
         const uint64_t own = s.key[a];
-        RangeBatch<TestAgainst<Real, Emitter>> batch(test);
-        WindowVisitor<Real, Dim, RangeBatch<TestAgainst<Real, Emitter>>> visit{s, grp, a + 1, batch};
+        WindowVisitor<Real, Dim, TestAgainst<Real, Emitter>> visit{s, grp, a + 1, test};
         ColumnCursor<Dim> col(p);
         for (uint64_t column = 0; column < p.columns; ++column, col.next(p)) {
           if (grp.grid.dense && row_before<Dim>(grp.grid, col.c, own)) continue;
           visit_rim_column<Dim>(grp.grid, p, col.c, x, outer, Real(0), visit);
         }
-        batch.flush();
         return;
       }
     }
@@ -651,15 +609,13 @@ struct GroupLargePairs {
       return;
     }
     const Real inner = test.ra - test.qa - Real(grp.reach + v.pad);
-    RangeBatch<TestAgainst<Real, Emitter>> batch(test);
-    WindowVisitor<Real, Dim, RangeBatch<TestAgainst<Real, Emitter>>> visit{s, grp, 0u, batch};
+    WindowVisitor<Real, Dim, TestAgainst<Real, Emitter>> visit{s, grp, 0u, test};
     const uint64_t first = local * grp.task.columns;
     const uint64_t last =
         first + grp.task.columns < plan.columns ? first + grp.task.columns : plan.columns;
     ColumnCursor<Dim> col(plan, first);
     for (uint64_t column = first; column < last; ++column, col.next(plan))
       visit_rim_column<Dim>(grp.grid, plan, col.c, x, outer, inner, visit);
-    batch.flush();
   }
 };
 
