@@ -211,6 +211,7 @@ struct GroupGrid {
   uint32_t begin = 0, end = 0;   // its bodies, in sorted order
   double reach = 0;              // bound on a member's radius (d / 2)
   int brute = 0;                 // members tested all against all (section 5.8)
+  int larger_side = 0;           // small-small pairs found from the larger member
   TaskSize task;                 // work of one large-body task in this group's grid
 };
 
@@ -397,9 +398,14 @@ struct TestAgainst {
   Emitter& e;
   // No periodic axis (set once per walk): the distance needs no minimum image.
   bool open = space.edge[0] == Real(0) && space.edge[1] == Real(0) && space.edge[2] == Real(0);
+  // a's sorted position when a tests only partners no larger than itself (ties: those
+  // sorted after it; GroupSmallPairs, larger side); kEveryPartner: no such filter.
+  static constexpr uint32_t kEveryPartner = ~uint32_t(0);
+  uint32_t self = kEveryPartner;
   NESTSIM_HD void operator()(uint32_t t) {
     Real pb[3] = {0, 0, 0};
     const Real rb = s.load(t, pb);
+    if (self != kEveryPartner && (rb > ra || (rb == ra && t <= self))) return;
 #if !defined(__CUDA_ARCH__)
     // The CPU's hot loop (bench/NOTES.md, "CPU: the candidate test"): without the
     // per-axis dimension and periodic branches of Space::distance2. The same sums in the
@@ -511,6 +517,10 @@ struct WindowVisitor {
 // instead of the whole Moore neighbourhood; the window's columns are cut to that
 // sphere (as the rim walk of section 4.3 does). Each pair once, from the body that
 // comes first in sorted order: both centres lie in each other's window.
+// In a group whose radii span several levels (GroupGrid::larger_side), each pair is
+// found from its larger member instead (ties: the one sorted first), whose partners'
+// centres lie within 2 r_a: a window that shrinks with a's own radius rather than
+// spanning the group's largest, at the price of the row skip (bench/NOTES.md v14).
 template <class Real, int Dim, bool Write>
 struct GroupSmallPairs {
   GroupedView<Real> v;
@@ -523,6 +533,21 @@ struct GroupSmallPairs {
     const GroupGrid& grp = s.groups[s.group[a]];
     TestAgainst<Real, Emitter> test{s, v.space, {0, 0, 0}, 0, s.thickness[a], s.id[a], e};
     test.ra = s.load(a, test.pa);
+    if (!grp.brute && grp.larger_side) {
+      test.self = a;
+      const Real* x = test.pa;
+      const Real outer = test.ra + test.ra + Real(v.pad);  // partners: r_b <= r_a
+      const LargePlan p = plan_large<Dim>(grp.grid, x, outer, grp.end - grp.begin, grp.task);
+      if (!p.direct) {
+        WindowVisitor<Real, Dim, TestAgainst<Real, Emitter>> visit{s, grp, grp.begin, test};
+        ColumnCursor<Dim> col(p);
+        for (uint64_t column = 0; column < p.columns; ++column, col.next(p))
+          visit_rim_column<Dim>(grp.grid, p, col.c, x, outer, Real(0), visit);
+        return;
+      }
+      for (uint32_t t = grp.begin; t < grp.end; ++t) test(t);
+      return;
+    }
     if (!grp.brute) {
       // The window's geometry in the bodies' precision (grid.cuh, GridSpec::coord).
       const Real* x = test.pa;

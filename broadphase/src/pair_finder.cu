@@ -359,6 +359,16 @@ void launch_pair_step(Index n, F f) {
 // overrides it (0: always).
 const double kTaskOwnersMinItems = env_or("NESTSIM_HSX_TASK_OWNERS_MIN_ITEMS", 65536);
 
+// Small-small pairs from the larger member (kernels.cuh, GroupSmallPairs) in groups
+// whose members' radii span at least this many levels and that hold at most one member
+// per cell (bench/NOTES.md v14): there a member's window shrinks with its own radius to
+// fewer cells. A group of one level, or of crowded cells (where a cell visit costs the
+// same whatever the window, and the concentric shells share one cell), keeps the row
+// skip of the sorted-order rule. 0: never. NESTSIM_HSX_LARGER_SIDE_LEVELS overrides it.
+// NESTSIM_HSX_LARGER_SIDE_PER_CELL overrides the occupancy bound (the tests lift it).
+const int kLargerSideLevels = int(env_or("NESTSIM_HSX_LARGER_SIDE_LEVELS", 2));
+const double kLargerSideMaxPerCell = env_or("NESTSIM_HSX_LARGER_SIDE_PER_CELL", 1.0);
+
 // Remaining bodies finished by brute force.
 const uint32_t kBruteRemainder = uint32_t(env_or("NESTSIM_HSX_BRUTE_REMAINDER", 128));
 
@@ -608,6 +618,7 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
   LevelToGroup to_group{0, static_cast<uint8_t>(groups.size() - 1)};
   uint64_t items = 0;       // large items (large body, smaller group)
   double shared = 0;        // lower bound of the pairs that share a cell, over the groups
+  int first_level = 0;      // the lowest level of the next group
   for (std::size_t k = 0; k < groups.size(); ++k) {
     const Group& g = groups[k];
     detail::GroupGrid& grid = grids[k];
@@ -626,6 +637,11 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
     shared += ns * std::max(0.0, ns / cells - 1.0) / 2.0;
     grid.task = task_size_for(ns, cells);
     grid.reach = 0.5 * d;
+    int levels = 0;  // non-empty levels in the group
+    for (int l = first_level; l <= g.top_level; ++l) levels += plan.histogram[l] ? 1 : 0;
+    first_level = g.top_level + 1;
+    grid.larger_side = kLargerSideLevels > 0 && levels >= kLargerSideLevels &&
+                       ns <= kLargerSideMaxPerCell * cells;
     grid.item_base = items;
     items += n - g.end;
   }
@@ -641,10 +657,10 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
   if (trace) {
     std::fprintf(stderr, "hsx: n=%u d0=%g pad=%g groups=%zu\n", n, d0, pad, groups.size());
     for (const detail::GroupGrid& g : grids)
-      std::fprintf(stderr, "  group top=%g members=%u large=%u %s table=%llu columns/task=%u%s\n",
+      std::fprintf(stderr, "  group top=%g members=%u large=%u %s table=%llu columns/task=%u%s%s\n",
                    2 * g.reach, g.end - g.begin, n - g.end, g.grid.dense ? "dense" : "hashed",
                    (unsigned long long)g.grid.table_size, g.task.columns,
-                   g.brute ? " (brute force)" : "");
+                   g.larger_side ? " larger-side" : "", g.brute ? " (brute force)" : "");
   }
   groups_pass<Dim>(grids, to_group, in, n, pad, items, detail::radix_grid_sort(options, n));
 }
