@@ -354,10 +354,16 @@ void launch_pair_step(Index n, F f) {
 
 // From this many large items on, the large-small tasks find their item in a table
 // (kernels.cuh, MarkTaskOwners: three more launches) rather than by a binary search of
-// log2(items) dependent loads each (bench/NOTES.md v14: 2% at 1e7 bodies, phi 0.3, and
-// within the noise at 1e6, where items are 8e4-2e5). NESTSIM_HSX_TASK_OWNERS_MIN_ITEMS
+// log2(items) dependent loads each (bench/NOTES.md v14: on the H100 2% at 1e7 bodies,
+// phi 0.3, and within the noise at 1e6, where items are 8e4-2e5; on 2 CPU cores 2-3%
+// slower at 1e6, phi 0.1: there the search's loads hit the cache and each thread takes
+// many tasks, so the CPU never builds the table). NESTSIM_HSX_TASK_OWNERS_MIN_ITEMS
 // overrides it (0: always).
+#if defined(NESTSIM_BACKEND_CUDA)
 const double kTaskOwnersMinItems = env_or("NESTSIM_HSX_TASK_OWNERS_MIN_ITEMS", 65536);
+#else
+const double kTaskOwnersMinItems = env_or("NESTSIM_HSX_TASK_OWNERS_MIN_ITEMS", 1e300);
+#endif
 
 // Small-small pairs from the larger member (kernels.cuh, GroupSmallPairs) in groups
 // whose members' radii span at least this many levels and that hold at most one member
