@@ -257,6 +257,7 @@ inline GridSpec make_grid(const Domain& dom, int dim, double width, const double
     }
     g.inv_width[a] = 1.0 / g.width[a];
   }
+  g.set_float_copies();
   return g;
 }
 

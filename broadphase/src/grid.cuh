@@ -4,6 +4,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "nestsim/hd.h"
 
@@ -21,6 +22,32 @@ struct GridSpec {
   long long n[3] = {1, 1, 1};   // cells per axis (n[2] == 1 in 2D)
   uint64_t table_size = 1;      // number of buckets
   int hash_shift = 0;           // 64 - log2(table_size) when hashed
+  // origin, width and inv_width rounded to float once (set_float_copies), for the walks
+  // of float bodies: the same values as a conversion at each use, without the
+  // conversions (bench/NOTES.md v15).
+  float origin_f[3] = {0, 0, 0};
+  float width_f[3] = {1, 1, 1};
+  float inv_width_f[3] = {1, 1, 1};
+  void set_float_copies() {
+    for (int a = 0; a < 3; ++a) {
+      origin_f[a] = float(origin[a]);
+      width_f[a] = float(width[a]);
+      inv_width_f[a] = float(inv_width[a]);
+    }
+  }
+  // origin, width and inverse width of axis a in the arithmetic T.
+  template <class T>
+  NESTSIM_HD T origin_as(int a) const {
+    if constexpr (std::is_same_v<T, float>) return origin_f[a]; else return T(origin[a]);
+  }
+  template <class T>
+  NESTSIM_HD T width_as(int a) const {
+    if constexpr (std::is_same_v<T, float>) return width_f[a]; else return T(width[a]);
+  }
+  template <class T>
+  NESTSIM_HD T inv_width_as(int a) const {
+    if constexpr (std::is_same_v<T, float>) return inv_width_f[a]; else return T(inv_width[a]);
+  }
 
   // Unwrapped cell coordinate of a position on axis a. A product by the inverse width
   // instead of a division (a few dozen instructions in double on the GPU; bench/NOTES.md
@@ -39,7 +66,7 @@ struct GridSpec {
   template <class T>
   NESTSIM_HD long long coord(T x, int a) const {
     using std::floor;
-    return static_cast<long long>(floor((x - T(origin[a])) * T(inv_width[a])));
+    return static_cast<long long>(floor((x - origin_as<T>(a)) * inv_width_as<T>(a)));
   }
   // Wraps a coordinate into [0, n) on a periodic axis: one addition for the usual case
   // of a window's cell next to the box (a 64-bit remainder costs dozens of instructions).
@@ -68,9 +95,11 @@ struct GridSpec {
   }
   // Lower and upper edge of cell c (unwrapped) on axis a.
   template <class T>
-  NESTSIM_HD T edge_lo(long long c, int a) const { return T(origin[a]) + T(c) * T(width[a]); }
+  NESTSIM_HD T edge_lo(long long c, int a) const { return origin_as<T>(a) + T(c) * width_as<T>(a); }
   template <class T>
-  NESTSIM_HD T edge_hi(long long c, int a) const { return T(origin[a]) + T(c + 1) * T(width[a]); }
+  NESTSIM_HD T edge_hi(long long c, int a) const {
+    return origin_as<T>(a) + T(c + 1) * width_as<T>(a);
+  }
 };
 
 // What a large body does at one level (section 4.3): the window of cells its outer
@@ -219,7 +248,7 @@ NESTSIM_HD inline void visit_rim_column(const GridSpec& g, const LargePlan& p, c
   long long ex_lo = hi + 1, ex_hi = hi;
   if (inner > T(0) && hmax2 < inner * inner) {
     const T depth = sqrt(inner * inner - hmax2);
-    const T o = T(g.origin[run]), w = T(g.inv_width[run]);
+    const T o = g.origin_as<T>(run), w = g.inv_width_as<T>(run);
     ex_lo = static_cast<long long>(floor((x[run] - depth - o) * w)) + 1;
     ex_hi = static_cast<long long>(ceil((x[run] + depth - o) * w)) - 2;
     if (ex_lo > ex_hi) {

@@ -389,7 +389,10 @@ struct GatherSorted {
 };
 
 // The exact test of sorted body t against a fixed body a, emitting (id_a, id[t]).
-template <class Real, class Emitter>
+// OnlySmaller: a tests only partners no larger than itself, ties only those sorted
+// after it (GroupSmallPairs, larger side); a parameter, not a flag, so that the other
+// walks test nothing more per candidate (bench/NOTES.md v15).
+template <class Real, class Emitter, bool OnlySmaller = false>
 struct TestAgainst {
   const SortedBodies<Real>& s;
   const Space<Real>& space;
@@ -398,14 +401,13 @@ struct TestAgainst {
   Emitter& e;
   // No periodic axis (set once per walk): the distance needs no minimum image.
   bool open = space.edge[0] == Real(0) && space.edge[1] == Real(0) && space.edge[2] == Real(0);
-  // a's sorted position when a tests only partners no larger than itself (ties: those
-  // sorted after it; GroupSmallPairs, larger side); kEveryPartner: no such filter.
-  static constexpr uint32_t kEveryPartner = ~uint32_t(0);
-  uint32_t self = kEveryPartner;
+  uint32_t self = 0;  // a's sorted position (OnlySmaller)
   NESTSIM_HD void operator()(uint32_t t) {
     Real pb[3] = {0, 0, 0};
     const Real rb = s.load(t, pb);
-    if (self != kEveryPartner && (rb > ra || (rb == ra && t <= self))) return;
+    if constexpr (OnlySmaller) {
+      if (rb > ra || (rb == ra && t <= self)) return;
+    }
 #if !defined(__CUDA_ARCH__)
     // The CPU's hot loop (bench/NOTES.md, "CPU: the candidate test"): without the
     // per-axis dimension and periodic branches of Space::distance2. The same sums in the
@@ -531,15 +533,15 @@ struct GroupSmallPairs {
   NESTSIM_HD void walk(uint32_t a, Emitter& e) const {
     const SortedBodies<Real>& s = v.s;
     const GroupGrid& grp = s.groups[s.group[a]];
-    TestAgainst<Real, Emitter> test{s, v.space, {0, 0, 0}, 0, s.thickness[a], s.id[a], e};
-    test.ra = s.load(a, test.pa);
     if (!grp.brute && grp.larger_side) {
+      TestAgainst<Real, Emitter, true> test{s, v.space, {0, 0, 0}, 0, s.thickness[a], s.id[a], e};
+      test.ra = s.load(a, test.pa);
       test.self = a;
       const Real* x = test.pa;
       const Real outer = test.ra + test.ra + Real(v.pad);  // partners: r_b <= r_a
       const LargePlan p = plan_large<Dim>(grp.grid, x, outer, grp.end - grp.begin, grp.task);
       if (!p.direct) {
-        WindowVisitor<Real, Dim, TestAgainst<Real, Emitter>> visit{s, grp, grp.begin, test};
+        WindowVisitor<Real, Dim, decltype(test)> visit{s, grp, grp.begin, test};
         ColumnCursor<Dim> col(p);
         for (uint64_t column = 0; column < p.columns; ++column, col.next(p))
           visit_rim_column<Dim>(grp.grid, p, col.c, x, outer, Real(0), visit);
@@ -548,6 +550,8 @@ struct GroupSmallPairs {
       for (uint32_t t = grp.begin; t < grp.end; ++t) test(t);
       return;
     }
+    TestAgainst<Real, Emitter> test{s, v.space, {0, 0, 0}, 0, s.thickness[a], s.id[a], e};
+    test.ra = s.load(a, test.pa);
     if (!grp.brute) {
       // The window's geometry in the bodies' precision (grid.cuh, GridSpec::coord).
       const Real* x = test.pa;
