@@ -53,21 +53,17 @@ struct GridSpec {
   // instead of a division (a few dozen instructions in double on the GPU; bench/NOTES.md
   // v9): exact pairs need only that it is monotone in x, which rounding preserves, and
   // that a cell's edges are right to within the rounding pad, which exceeds its error of
-  // an ulp or two by orders of magnitude (device_util.cuh, rounding_pad). Bodies and
-  // windows use this one function.
-  NESTSIM_HD long long raw_coord(double x, int a) const {
-    using std::floor;
-    return static_cast<long long>(floor((x - origin[a]) * inv_width[a]));
-  }
-  // The same in the arithmetic of the walks' geometry, T = the bodies' precision
-  // (bench/NOTES.md v14): float on the GPU's usual path. Used for windows only, never
-  // to place a body in its cell: a window needs only to cover its cells to within the
-  // rounding pad, which the few ulps of this rounding are far inside.
+  // an ulp or two by orders of magnitude (device_util.cuh, rounding_pad).
+  // T: the arithmetic. Bodies are placed in their cells in double (raw_coord); the HSX
+  // walks compute their windows in the bodies' precision (bench/NOTES.md v14: float on
+  // the GPU's usual path): a window needs only to cover its cells to within the
+  // rounding pad, which the few ulps of float rounding are far inside.
   template <class T>
   NESTSIM_HD long long coord(T x, int a) const {
     using std::floor;
     return static_cast<long long>(floor((x - origin_as<T>(a)) * inv_width_as<T>(a)));
   }
+  NESTSIM_HD long long raw_coord(double x, int a) const { return coord<double>(x, a); }
   // Wraps a coordinate into [0, n) on a periodic axis: one addition for the usual case
   // of a window's cell next to the box (a 64-bit remainder costs dozens of instructions).
   NESTSIM_HD long long wrap(long long c, int a) const {

@@ -531,45 +531,41 @@ struct GroupSmallPairs {
   NESTSIM_HD void operator()(uint32_t a) const { run_pair_step<Write>(*this, a, sink); }
   template <class Emitter>
   NESTSIM_HD void walk(uint32_t a, Emitter& e) const {
+    const GroupGrid& grp = v.s.groups[v.s.group[a]];
+    if (!grp.brute && grp.larger_side)
+      walk_rule<true>(a, grp, e);
+    else
+      walk_rule<false>(a, grp, e);
+  }
+  // One rule's walk. Larger: the partners no larger than a anywhere in its window of
+  // 2 r_a; else the members sorted after a within r_a + reach.
+  template <bool Larger, class Emitter>
+  NESTSIM_HD void walk_rule(uint32_t a, const GroupGrid& grp, Emitter& e) const {
     const SortedBodies<Real>& s = v.s;
-    const GroupGrid& grp = s.groups[s.group[a]];
-    if (!grp.brute && grp.larger_side) {
-      TestAgainst<Real, Emitter, true> test{s, v.space, {0, 0, 0}, 0, s.thickness[a], s.id[a], e};
-      test.ra = s.load(a, test.pa);
-      test.self = a;
-      const Real* x = test.pa;
-      const Real outer = test.ra + test.ra + Real(v.pad);  // partners: r_b <= r_a
-      const LargePlan p = plan_large<Dim>(grp.grid, x, outer, grp.end - grp.begin, grp.task);
-      if (!p.direct) {
-        WindowVisitor<Real, Dim, decltype(test)> visit{s, grp, grp.begin, test};
-        ColumnCursor<Dim> col(p);
-        for (uint64_t column = 0; column < p.columns; ++column, col.next(p))
-          visit_rim_column<Dim>(grp.grid, p, col.c, x, outer, Real(0), visit);
-        return;
-      }
-      for (uint32_t t = grp.begin; t < grp.end; ++t) test(t);
-      return;
-    }
-    TestAgainst<Real, Emitter> test{s, v.space, {0, 0, 0}, 0, s.thickness[a], s.id[a], e};
+    TestAgainst<Real, Emitter, Larger> test{s, v.space, {0, 0, 0}, 0, s.thickness[a], s.id[a], e};
     test.ra = s.load(a, test.pa);
+    test.self = a;
+    const uint32_t first = Larger ? grp.begin : a + 1;
     if (!grp.brute) {
       // The window's geometry in the bodies' precision (grid.cuh, GridSpec::coord).
       const Real* x = test.pa;
-      const Real outer = window_outer(test.ra, grp, v.pad);
+      const Real outer = Larger ? test.ra + test.ra + Real(v.pad)  // partners: r_b <= r_a
+                                : window_outer(test.ra, grp, v.pad);
       const LargePlan p = plan_large<Dim>(grp.grid, x, outer, grp.end - grp.begin, grp.task);
       if (!p.direct) {
-        // In a dense grid the rows before a's own hold only bodies sorted before a.
-        const uint64_t own = s.key[a];
-        WindowVisitor<Real, Dim, TestAgainst<Real, Emitter>> visit{s, grp, a + 1, test};
+        const uint64_t own = Larger ? 0 : s.key[a];
+        WindowVisitor<Real, Dim, decltype(test)> visit{s, grp, first, test};
         ColumnCursor<Dim> col(p);
         for (uint64_t column = 0; column < p.columns; ++column, col.next(p)) {
-          if (grp.grid.dense && row_before<Dim>(grp.grid, col.c, own)) continue;
+          // Sorted order: in a dense grid the rows before a's own hold only bodies sorted
+          // before a.
+          if (!Larger && grp.grid.dense && row_before<Dim>(grp.grid, col.c, own)) continue;
           visit_rim_column<Dim>(grp.grid, p, col.c, x, outer, Real(0), visit);
         }
         return;
       }
     }
-    for (uint32_t t = a + 1; t < grp.end; ++t) test(t);
+    for (uint32_t t = first; t < grp.end; ++t) test(t);
   }
 };
 
