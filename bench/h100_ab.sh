@@ -48,9 +48,9 @@ for rep in 1 2; do
   # shellcheck disable=SC2086
   [ -n "$ENV_B" ] && series "envb$rep" "$NEW" $ENV_B
 done
-# The pair walks run in detail::bounded_items (the functor is a template argument, so
+# The pair walks run in detail::bounded_items or warp_tested_items (the functor is a template argument, so
 # -k must name the launcher); per find(): small-small, then large-small.
-timeout 120 ncu --clock-control none --cache-control none -k regex:bounded_items \
+timeout 120 ncu --clock-control none --cache-control none -k "regex:bounded_items|warp_tested_items" \
   --metrics gpu__time_duration.sum,smsp__inst_executed.sum --csv --print-units base \
   --log-file "$OUT/ncu_walks_1e6.csv" "$NEW" --sizes 1e6 --repeats 1 --brute-max-n 0 \
   > /dev/null 2>&1

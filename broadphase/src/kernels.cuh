@@ -4,6 +4,7 @@
 // and a writing flavour (section 4.2: count -> prefix sum -> write).
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #if defined(__CUDACC__)
 #include <cooperative_groups.h>
@@ -276,7 +277,7 @@ NESTSIM_HD inline void for_each_in_run(const SortedBodies<Real>& s, const GroupG
         uint32_t t = start[base + uint64_t(a)];
         const uint32_t t_end = start[base + uint64_t(b) + 1];
         if (t < first) t = first;
-        for (; t < t_end; ++t) body(t);
+        if (t < t_end) body.range(t, t_end);
       }
     } piece{g, start, c, first, body};
     for_each_run_piece(g, lo, hi, piece);
@@ -392,8 +393,14 @@ struct GatherSorted {
 // OnlySmaller: a tests only partners no larger than itself, ties only those sorted
 // after it (GroupSmallPairs, larger side); a parameter, not a flag, so that the other
 // walks test nothing more per candidate (bench/NOTES.md v15).
+template <class Real>
+NESTSIM_HD inline bool larger_side_skips(Real rb, Real ra, uint32_t t, uint32_t self) {
+  return rb > ra || (rb == ra && t <= self);
+}
+
 template <class Real, class Emitter, bool OnlySmaller = false>
 struct TestAgainst {
+  static constexpr bool only_smaller = OnlySmaller;
   const SortedBodies<Real>& s;
   const Space<Real>& space;
   Real pa[3], ra, qa;
@@ -406,7 +413,7 @@ struct TestAgainst {
     Real pb[3] = {0, 0, 0};
     const Real rb = s.load(t, pb);
     if constexpr (OnlySmaller) {
-      if (rb > ra || (rb == ra && t <= self)) return;
+      if (larger_side_skips(rb, ra, t, self)) return;
     }
 #if !defined(__CUDA_ARCH__)
     // The CPU's hot loop (bench/NOTES.md, "CPU: the candidate test"): without the
@@ -421,7 +428,129 @@ struct TestAgainst {
 #endif
     if (exact_pair(space, pa, ra, qa, pb, rb, s.thickness[t])) e.emit(id_a, s.id[t]);
   }
+  // Sorted positions [t, end) of one bucket range.
+  NESTSIM_HD void range(uint32_t t, uint32_t end) {
+    for (; t < end; ++t) (*this)(t);
+  }
 };
+
+// The walks' candidate consumer as it is: each walk tests its own candidates (the CPU,
+// and the count -> scan -> write passes). The GPU's fused pass wraps it instead
+// (WarpRanges: ranges collected, tested by the whole warp).
+struct OwnTests {
+  template <class Test>
+  NESTSIM_HD Test& operator()(Test& test) const {
+    return test;
+  }
+};
+
+// ---------------------------------------------------------------------------------
+// The GPU's fused pair pass with the candidates tested by the whole warp (bench/
+// NOTES.md v16). A walk's bucket ranges differ in number and length from lane to lane,
+// so a warp whose lanes each test their own ranges runs with a few lanes active (v14:
+// 10.7 of 32 in the small-small walk, 3 in its candidate loop). Here each lane walks its
+// window as before but keeps its first kWarpSlots non-empty ranges in shared memory
+// (later ones, and the cells of hashed grids, it tests itself); then the warp numbers
+// all the kept candidates and each lane tests every 32nd of them, against the owner's
+// fields, also kept in shared memory.
+constexpr uint32_t kWarpSlots = 8;
+
+template <class Real>
+struct WarpOwner {  // what a candidate is tested against
+  Real pa[3], ra, qa;
+  uint32_t id, self, only_smaller;
+};
+
+template <class Real>
+struct WarpShared {  // one warp's shared memory; slot arrays [slot][lane]: no bank conflicts
+  WarpOwner<Real> owner[32];
+  uint32_t begin[kWarpSlots][32];  // first sorted position of a range
+  uint32_t end_sum[kWarpSlots][32];  // the lane's candidates up to the end of this range
+  uint32_t offset[32];  // the lane's first candidate in the warp's numbering
+};
+
+template <class Test, class Real>
+struct RangeSlots;
+
+// The wrapper a walk calls with its TestAgainst: records the owner, returns the
+// collector of its ranges.
+template <class Real>
+struct WarpRanges {
+  WarpShared<Real>* w;
+  uint32_t lane;
+  uint32_t limit = kWarpSlots;  // ranges kept at most (fewer: the tests' overflow case)
+  uint32_t count = 0;  // ranges kept
+  uint32_t sum = 0;    // their candidates
+  template <class Test>
+  NESTSIM_HD RangeSlots<Test, Real> operator()(Test& test) {
+    WarpOwner<Real>& o = w->owner[lane];
+    for (int a = 0; a < 3; ++a) o.pa[a] = test.pa[a];
+    o.ra = test.ra;
+    o.qa = test.qa;
+    o.id = test.id_a;
+    o.self = test.self;
+    o.only_smaller = Test::only_smaller ? 1u : 0u;
+    return RangeSlots<Test, Real>{test, *this};
+  }
+};
+
+template <class Test, class Real>
+struct RangeSlots {
+  Test& test;
+  WarpRanges<Real>& slots;
+  NESTSIM_HD void operator()(uint32_t t) { test(t); }  // hashed cells: tested here
+  NESTSIM_HD void range(uint32_t t, uint32_t end) {
+    // 32 lanes' sums stay below 2^32 (a direct walk may cover a whole group).
+    if (slots.count >= slots.limit || end - t > (uint32_t(1) << 26)) {
+      test.range(t, end);
+      return;
+    }
+    slots.sum += end - t;
+    slots.w->begin[slots.count][slots.lane] = t;
+    slots.w->end_sum[slots.count][slots.lane] = slots.sum;
+    ++slots.count;
+  }
+};
+
+// Appends each pair at once, one atomic per group of lanes that emit together.
+struct AtomicEmitter {
+  unsigned long long* total;
+  uint64_t* out;
+  uint64_t capacity;
+  NESTSIM_HD explicit AtomicEmitter(const PairSink& sink)
+      : total(sink.total), out(sink.out), capacity(sink.capacity) {}
+  NESTSIM_HD void emit(uint32_t a, uint32_t b) const {
+    const uint64_t place = reserve_places(total, 1);
+    if (place < capacity) out[place] = device::pair_key(a, b);
+  }
+};
+
+// The warp's kept candidates, numbered lane by lane: candidate j belongs to the last
+// lane whose offset is <= j (lanes without candidates share the next lane's offset, so
+// the last such lane has some), then to the first of its ranges whose running sum
+// exceeds j's rank in the lane.
+template <class Real>
+NESTSIM_HD inline uint32_t warp_candidate(const WarpShared<Real>& w, uint32_t j, uint32_t& owner) {
+  uint32_t l = 0;
+  for (uint32_t step = 16; step; step >>= 1)
+    if (w.offset[l + step] <= j) l += step;
+  const uint32_t rank = j - w.offset[l];
+  uint32_t k = 0;
+  while (w.end_sum[k][l] <= rank) ++k;
+  owner = l;
+  return w.begin[k][l] + rank - (k ? w.end_sum[k - 1][l] : 0u);
+}
+
+// Candidate t (sorted position) against its owner's fields: TestAgainst's test, with
+// the larger-side filter as the owner's flag.
+template <class Real, class Emitter>
+NESTSIM_HD inline void test_for_owner(const SortedBodies<Real>& s, const Space<Real>& space,
+                                      const WarpOwner<Real>& o, uint32_t t, Emitter& e) {
+  Real pb[3] = {0, 0, 0};
+  const Real rb = s.load(t, pb);
+  if (o.only_smaller && larger_side_skips(rb, o.ra, t, o.self)) return;
+  if (exact_pair(space, o.pa, o.ra, o.qa, pb, rb, s.thickness[t])) e.emit(o.id, s.id[t]);
+}
 
 // The solid uniform grid's step (grid_uniform, solid_grids.cu; in the style of fast
 // fixed-radius nearest neighbours): pairs from the Moore neighbourhood (27 cells in
@@ -531,20 +660,28 @@ struct GroupSmallPairs {
   NESTSIM_HD void operator()(uint32_t a) const { run_pair_step<Write>(*this, a, sink); }
   template <class Emitter>
   NESTSIM_HD void walk(uint32_t a, Emitter& e) const {
+    OwnTests own;
+    walk_with(a, e, own);
+  }
+  // wrap(test) gives the consumer of the walk's candidates (OwnTests, WarpRanges).
+  template <class Emitter, class Wrap>
+  NESTSIM_HD void walk_with(uint32_t a, Emitter& e, Wrap& wrap) const {
     const GroupGrid& grp = v.s.groups[v.s.group[a]];
     if (!grp.brute && grp.larger_side)
-      walk_rule<true>(a, grp, e);
+      walk_rule<true>(a, grp, e, wrap);
     else
-      walk_rule<false>(a, grp, e);
+      walk_rule<false>(a, grp, e, wrap);
   }
   // One rule's walk. Larger: the partners no larger than a anywhere in its window of
   // 2 r_a; else the members sorted after a within r_a + reach.
-  template <bool Larger, class Emitter>
-  NESTSIM_HD void walk_rule(uint32_t a, const GroupGrid& grp, Emitter& e) const {
+  template <bool Larger, class Emitter, class Wrap>
+  NESTSIM_HD void walk_rule(uint32_t a, const GroupGrid& grp, Emitter& e, Wrap& wrap) const {
     const SortedBodies<Real>& s = v.s;
     TestAgainst<Real, Emitter, Larger> test{s, v.space, {0, 0, 0}, 0, s.thickness[a], s.id[a], e};
     test.ra = s.load(a, test.pa);
     test.self = a;
+    auto&& body = wrap(test);
+    using Body = std::remove_reference_t<decltype(body)>;
     const uint32_t first = Larger ? grp.begin : a + 1;
     if (!grp.brute) {
       // The window's geometry in the bodies' precision (grid.cuh, GridSpec::coord).
@@ -554,7 +691,7 @@ struct GroupSmallPairs {
       const LargePlan p = plan_large<Dim>(grp.grid, x, outer, grp.end - grp.begin, grp.task);
       if (!p.direct) {
         const uint64_t own = Larger ? 0 : s.key[a];
-        WindowVisitor<Real, Dim, decltype(test)> visit{s, grp, first, test};
+        WindowVisitor<Real, Dim, Body> visit{s, grp, first, body};
         ColumnCursor<Dim> col(p);
         for (uint64_t column = 0; column < p.columns; ++column, col.next(p)) {
           // Sorted order: in a dense grid the rows before a's own hold only bodies sorted
@@ -565,7 +702,7 @@ struct GroupSmallPairs {
         return;
       }
     }
-    for (uint32_t t = first; t < grp.end; ++t) test(t);
+    if (first < grp.end) body.range(first, grp.end);
   }
 };
 
@@ -606,6 +743,11 @@ struct GroupLargePairs {
   NESTSIM_HD void operator()(uint64_t t) const { run_pair_step<Write>(*this, t, sink); }
   template <class Emitter>
   NESTSIM_HD void walk(uint64_t t, Emitter& e) const {
+    OwnTests own;
+    walk_with(t, e, own);
+  }
+  template <class Emitter, class Wrap>
+  NESTSIM_HD void walk_with(uint64_t t, Emitter& e, Wrap& wrap) const {
     // The item that owns task t: last k with task_start[k] <= t.
     uint64_t lo = 0, hi = v.items;  // task_start[lo] <= t < task_start[hi]
     if (v.task_owner) {
@@ -622,6 +764,8 @@ struct GroupLargePairs {
     const uint32_t l = grp.end + uint32_t(lo - grp.item_base);
     TestAgainst<Real, Emitter> test{s, v.space, {0, 0, 0}, 0, s.thickness[l], s.id[l], e};
     test.ra = s.load(l, test.pa);
+    auto&& body = wrap(test);
+    using Body = std::remove_reference_t<decltype(body)>;
     const Real* x = test.pa;
     const Real outer = window_outer(test.ra, grp, v.pad);  // as GroupLargeTasks planned it
     const LargePlan plan = plan_large<Dim>(grp.grid, x, outer, grp.end - grp.begin, grp.task);
@@ -630,11 +774,11 @@ struct GroupLargePairs {
       const uint64_t last = first + grp.task.direct_chunk < grp.end
                                 ? first + grp.task.direct_chunk
                                 : grp.end;
-      for (uint64_t b = first; b < last; ++b) test(uint32_t(b));
+      if (first < last) body.range(uint32_t(first), uint32_t(last));
       return;
     }
     const Real inner = test.ra - test.qa - Real(grp.reach + v.pad);
-    WindowVisitor<Real, Dim, TestAgainst<Real, Emitter>> visit{s, grp, 0u, test};
+    WindowVisitor<Real, Dim, Body> visit{s, grp, 0u, body};
     const uint64_t first = local * grp.task.columns;
     const uint64_t last =
         first + grp.task.columns < plan.columns ? first + grp.task.columns : plan.columns;

@@ -352,6 +352,53 @@ void launch_pair_step(Index n, F f) {
   detail::for_each_bounded<kPairMinBlocks>(n, f);
 }
 
+#if defined(NESTSIM_BACKEND_CUDA)
+// The fused pair pass of the HSX walks with each warp's candidates tested by all its
+// lanes (kernels.cuh, WarpRanges; bench/NOTES.md v16): the walk as for_each_bounded
+// runs it, then the warp's kept ranges, numbered and shared out.
+template <class Real, class Step, class Index>
+__global__ void __launch_bounds__(detail::kBoundedThreads, kPairMinBlocks)
+    warp_tested_items(Index n, Step step, uint32_t slots) {
+  __shared__ detail::WarpShared<Real> shared[detail::kBoundedThreads / 32];
+  const uint32_t lane = threadIdx.x & 31u;
+  detail::WarpShared<Real>& w = shared[threadIdx.x >> 5];
+  const Index i = Index(blockIdx.x) * detail::kBoundedThreads + Index(threadIdx.x);
+  const detail::AtomicEmitter e{step.sink};
+  detail::WarpRanges<Real> ranges{&w, lane, slots};
+  if (i < n) step.walk_with(i, e, ranges);
+  uint32_t end = ranges.sum;  // inclusive scan of the lanes' candidates
+  for (uint32_t d = 1; d < 32; d <<= 1) {
+    const uint32_t below = __shfl_up_sync(0xffffffffu, end, d);
+    if (lane >= d) end += below;
+  }
+  const uint32_t total = __shfl_sync(0xffffffffu, end, 31);
+  w.offset[lane] = end - ranges.sum;
+  __syncwarp();
+  for (uint32_t j = lane; j < total; j += 32) {
+    uint32_t owner = 0;
+    const uint32_t t = detail::warp_candidate(w, j, owner);
+    detail::test_for_owner(step.v.s, step.v.space, w.owner[owner], t, e);
+  }
+}
+
+// NESTSIM_HSX_WARP_TESTS=0: each lane tests its own candidates (v15's pass).
+// NESTSIM_HSX_WARP_SLOTS: ranges a lane keeps (1..kWarpSlots; fewer make the lanes test
+// more ranges themselves: the tests' overflow case).
+const bool kWarpTests = env_or("NESTSIM_HSX_WARP_TESTS", 1) != 0;
+const uint32_t kWarpSlotsUsed = uint32_t(
+    std::clamp(env_or("NESTSIM_HSX_WARP_SLOTS", detail::kWarpSlots), 0.0, double(detail::kWarpSlots)));
+
+template <class Real, class Step, class Index>
+void launch_warp_tested(Index n, const Step& step) {
+  const uint64_t blocks = (uint64_t(n) + detail::kBoundedThreads - 1) / detail::kBoundedThreads;
+  if (blocks >= (uint64_t(1) << 31))
+    throw std::length_error("nestsim: too many items for one launch");
+  warp_tested_items<Real><<<unsigned(blocks), detail::kBoundedThreads>>>(n, step, kWarpSlotsUsed);
+  NESTSIM_CUDA_CHECK(cudaGetLastError());
+}
+
+#endif
+
 // From this many large items on, the large-small tasks find their item in a table
 // (kernels.cuh, MarkTaskOwners: three more launches) rather than by a binary search of
 // log2(items) dependent loads each (bench/NOTES.md v14: on the H100 2% at 1e7 bodies,
@@ -521,17 +568,21 @@ struct PairFinder<Real>::State {
   // The pairs of a functor family over `items` items, appended after the running total.
   // count -> scan -> write: the write pass runs over every item (those that counted
   // nothing return at once), and a one-thread step then advances the total.
+  PairSink fused_sink() {
+    PairSink sink;
+    sink.out = raw(keys);
+    sink.total = reinterpret_cast<unsigned long long*>(raw(total));
+    sink.capacity = count_only ? 0 : keys.size();
+    return sink;
+  }
   template <template <class, int, bool> class Step, int Dim, class Index, class... Args>
   void emit_pairs(Index items, Args... args) {
     if (items == 0) return;
-    PairSink sink;
     if (fused) {
-      sink.out = raw(keys);
-      sink.total = reinterpret_cast<unsigned long long*>(raw(total));
-      sink.capacity = count_only ? 0 : keys.size();
-      launch_pair_step(items, Step<Real, Dim, false>{args..., sink});
+      launch_pair_step(items, Step<Real, Dim, false>{args..., fused_sink()});
       return;
     }
+    PairSink sink;
     ensure_size(counts, std::size_t(items));
     sink.counts = raw(counts);
     for_each_index(items, Step<Real, Dim, false>{args..., sink});
@@ -573,6 +624,19 @@ struct PairFinder<Real>::State {
     (void)n;
     thrust::sort(detail::policy(alloc), keys.begin(), keys.begin() + p);
 #endif
+  }
+
+  // The HSX walks (steps with walk_with): in the fused pass on the GPU, each warp's
+  // candidates tested by all its lanes (warp_tested_items); else emit_pairs.
+  template <template <class, int, bool> class Step, int Dim, class Index, class... Args>
+  void emit_walk_pairs(Index items, Args... args) {
+#if defined(NESTSIM_BACKEND_CUDA)
+    if (fused && kWarpTests) {
+      if (items > 0) launch_warp_tested<Real>(items, Step<Real, Dim, false>{args..., fused_sink()});
+      return;
+    }
+#endif
+    emit_pairs<Step, Dim>(items, args...);
   }
 
   template <int Dim>
@@ -685,7 +749,7 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
   v.group_count = uint32_t(groups.size());
   v.pad = pad;
   // Small-small pairs of every group.
-  emit_pairs<detail::GroupSmallPairs, Dim>(n, v);
+  emit_walk_pairs<detail::GroupSmallPairs, Dim>(n, v);
   phase.mark("small-small pairs");
   // Large-small pairs: items (large body, smaller group) -> tasks -> count/scan/write.
   if (items == 0) return;
@@ -704,7 +768,7 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
                            task_owner.begin(), MaxOf{});
     v.task_owner = raw(task_owner);
   }
-  emit_pairs<detail::GroupLargePairs, Dim>(tasks, v);
+  emit_walk_pairs<detail::GroupLargePairs, Dim>(tasks, v);
   phase.mark("large-small pairs");
 }
 
