@@ -332,14 +332,10 @@ inline bool radix_grid_sort(const BroadphaseOptions& options, uint32_t n) {
 template <class Real>
 struct SortedGrid {
   thrust::device_vector<GroupGrid> groups;
-  thrust::device_vector<uint32_t> bucket_count, bucket_start, bucket_of, rank, id, source_of;
+  thrust::device_vector<uint32_t> bucket_count, bucket_start, bucket_of, rank, source_of;
   thrust::device_vector<uint32_t> sorted_bucket, body_index;  // radix sort
   thrust::device_vector<char> sort_temp;                      // radix sort, CUB's scratch
-  thrust::device_vector<BodyRecord<Real>> record;
-  thrust::device_vector<uint64_t> key;
-  thrust::device_vector<uint8_t> group;
-  thrust::device_vector<PackedBody<Real>> packed;
-  thrust::device_vector<Real> thickness;
+  thrust::device_vector<BodyRecord<Real>> record, sorted_record;
 
   // Sorts bodies [0, n) into the groups' grids. `host` holds the groups in order, each
   // with its grid (buckets chosen) and its range [begin, end) of sorted positions (the
@@ -360,9 +356,10 @@ struct SortedGrid {
     thrust::copy(host.begin(), host.end(), groups.begin());
     ensure_size(bucket_of, n);
     ensure_size(record, n);
+    ensure_size(sorted_record, n);
     ensure_size(bucket_start, table + 1);
-    ensure_size(source_of, n);
     if (radix) {
+      ensure_size(source_of, n);
       for_each_index(n, BinGroups<Real, Dim>{raw(groups), level, to_group, bodies, nullptr,
                                              raw(bucket_of), nullptr, raw(record)});
       radix_sort_buckets(exec, n, table);
@@ -370,6 +367,7 @@ struct SortedGrid {
       for_each_index(n, MarkBucketEnds{raw(sorted_bucket), n, raw(bucket_start)});
       thrust::inclusive_scan(exec, bucket_start.begin(), bucket_start.begin() + table + 1,
                              bucket_start.begin(), thrust::maximum<uint32_t>());
+      for_each_index(n, GatherSorted<Real>{raw(record), raw(source_of), raw(sorted_record)});
     } else {
       ensure_size(bucket_count, table + 1);
       thrust::fill_n(nosync(), bucket_count.begin(), table + 1, 0u);
@@ -379,23 +377,13 @@ struct SortedGrid {
                                              raw(record)});
       thrust::exclusive_scan(exec, bucket_count.begin(), bucket_count.begin() + table + 1,
                              bucket_start.begin(), 0u);
-      for_each_index(n, PlaceSorted{raw(bucket_of), raw(rank), raw(bucket_start), raw(source_of)});
+      for_each_index(n, PlaceSorted<Real>{raw(bucket_of), raw(rank), raw(bucket_start),
+                                          raw(record), raw(sorted_record)});
     }
-    ensure_size(packed, n);
-    ensure_size(thickness, n);
-    ensure_size(id, n);
-    ensure_size(key, n);
-    ensure_size(group, n);
-    for_each_index(n, GatherSorted<Real>{raw(record), raw(groups), uint32_t(host.size()),
-                                         raw(source_of), raw(packed), raw(thickness), raw(id),
-                                         raw(key), raw(group)});
     SortedBodies<Real> s;
     s.groups = raw(groups);
-    s.packed = raw(packed);
-    s.thickness = raw(thickness);
-    s.id = raw(id);
-    s.key = raw(key);
-    s.group = raw(group);
+    s.group_count = uint32_t(host.size());
+    s.record = raw(sorted_record);
     s.bucket_start = raw(bucket_start);
     return s;
   }

@@ -234,23 +234,42 @@ struct LevelToGroup {
   }
 };
 
+// A body as the sort moves it and the pair steps read it: what they test, and its cell
+// key, in one aligned record (32 bytes in float: one memory sector), written in the
+// caller's order by BinGroups and placed (counting sort) or gathered (radix sort) into
+// sorted order, where the walks read it: a candidate's centre, radius, thickness and id
+// in one sector (bench/NOTES.md v9, v17).
+template <class Real>
+struct alignas(8 * sizeof(Real)) BodyRecord {
+  PackedBody<Real> packed;
+  Real thickness;
+  uint32_t id;
+  uint64_t key;  // linear cell index in its group's grid
+};
+
 // Bodies sorted by (group, bucket), as the pair steps read them.
 template <class Real>
 struct SortedBodies {
   const GroupGrid* groups = nullptr;
-  const PackedBody<Real>* packed = nullptr;  // centre and radius
-  const Real* thickness = nullptr;
-  const uint32_t* id = nullptr;              // index in the caller's order
-  const uint64_t* key = nullptr;             // linear cell index in its group's grid
-  const uint8_t* group = nullptr;
+  uint32_t group_count = 1;
+  const BodyRecord<Real>* record = nullptr;  // in sorted order
   const uint32_t* bucket_start = nullptr;    // shared table, table size + 1 entries
 
   NESTSIM_HD Real load(uint32_t t, Real* p) const {
-    const PackedBody<Real> b = packed[t];
+    const PackedBody<Real> b = record[t].packed;
     p[0] = b.x;
     p[1] = b.y;
     p[2] = b.z;
     return b.r;
+  }
+  NESTSIM_HD Real thickness(uint32_t t) const { return record[t].thickness; }
+  NESTSIM_HD uint32_t id(uint32_t t) const { return record[t].id; }  // in the caller's order
+  NESTSIM_HD uint64_t key(uint32_t t) const { return record[t].key; }
+  // The group of sorted position t: the first whose range ends after it.
+  NESTSIM_HD uint32_t group(uint32_t t) const {
+    uint32_t g = 0;
+    while (g + 1 < group_count && t >= groups[g].end) ++g;
+    return g;
   }
 };
 
@@ -292,20 +311,9 @@ NESTSIM_HD inline void for_each_in_run(const SortedBodies<Real>& s, const GroupG
     const uint32_t t_end = start[bucket + 1];
     if (t < first) t = first;
     for (; t < t_end; ++t)
-      if (s.key[t] == lin) body(t);
+      if (s.key(t) == lin) body(t);
   }
 }
-
-// A body as the sort moves it: what the pair steps read of it, and its cell key, in
-// one aligned record (32 bytes in float: one memory sector), written in the caller's
-// order by BinGroups and gathered into sorted order by GatherSorted (bench/NOTES.md v9).
-template <class Real>
-struct alignas(8 * sizeof(Real)) BodyRecord {
-  PackedBody<Real> packed;
-  Real thickness;
-  uint32_t id;
-  uint64_t key;  // linear cell index in its group's grid
-};
 
 // Section 4.1, step 2, for all groups at once: each body finds its group (from its
 // natural level), the cell of its centre in that group's grid, and (counting sort) a
@@ -338,17 +346,17 @@ struct BinGroups {
   }
 };
 
-// Section 4.1, step 4, in two passes: each body writes its index at its place (bucket
-// start + rank), then each place gathers its body's record. One scattered 4-byte write
-// and one scattered sector read per body instead of several scattered fields, which on
-// the GPU cost a sector each.
+// Section 4.1, step 4 (counting sort): each body's record goes to its place, bucket
+// start + rank: one coalesced read and one scattered sector write per body.
+template <class Real>
 struct PlaceSorted {
   const uint32_t* bucket_of;
   const uint32_t* rank;
   const uint32_t* bucket_start;
-  uint32_t* source_of;
+  const BodyRecord<Real>* record;
+  BodyRecord<Real>* sorted;
   NESTSIM_HD void operator()(uint32_t k) const {
-    source_of[bucket_start[bucket_of[k]] + rank[k]] = k;
+    sorted[bucket_start[bucket_of[k]] + rank[k]] = record[k];
   }
 };
 
@@ -365,28 +373,13 @@ struct MarkBucketEnds {
   }
 };
 
+// The radix sort's step 4: each sorted place gathers its body's record.
 template <class Real>
 struct GatherSorted {
   const BodyRecord<Real>* record;
-  const GroupGrid* groups;  // the group of a place: the first whose range ends after it
-  uint32_t group_count;
   const uint32_t* source_of;
-  PackedBody<Real>* packed;
-  Real* thickness;
-  uint32_t* id;
-  uint64_t* sorted_key;
-  uint8_t* sorted_group;
-
-  NESTSIM_HD void operator()(uint32_t dst) const {
-    const BodyRecord<Real> r = record[source_of[dst]];
-    packed[dst] = r.packed;
-    thickness[dst] = r.thickness;
-    id[dst] = r.id;
-    sorted_key[dst] = r.key;
-    uint32_t g = 0;
-    while (g + 1 < group_count && dst >= groups[g].end) ++g;
-    sorted_group[dst] = uint8_t(g);
-  }
+  BodyRecord<Real>* sorted;
+  NESTSIM_HD void operator()(uint32_t dst) const { sorted[dst] = record[source_of[dst]]; }
 };
 
 // The exact test of sorted body t against a fixed body a, emitting (id_a, id[t]).
@@ -422,11 +415,11 @@ struct TestAgainst {
     if (open) {
       const Real dx = sub_rn(pa[0], pb[0]), dy = sub_rn(pa[1], pb[1]), dz = sub_rn(pa[2], pb[2]);
       const Real d2 = add_rn(add_rn(mul_rn(dx, dx), mul_rn(dy, dy)), mul_rn(dz, dz));
-      if (hsx_intersect(d2, ra, qa, rb, s.thickness[t])) e.emit(id_a, s.id[t]);
+      if (hsx_intersect(d2, ra, qa, rb, s.thickness(t))) e.emit(id_a, s.id(t));
       return;
     }
 #endif
-    if (exact_pair(space, pa, ra, qa, pb, rb, s.thickness[t])) e.emit(id_a, s.id[t]);
+    if (exact_pair(space, pa, ra, qa, pb, rb, s.thickness(t))) e.emit(id_a, s.id(t));
   }
   // Sorted positions [t, end) of one bucket range.
   NESTSIM_HD void range(uint32_t t, uint32_t end) {
@@ -549,7 +542,7 @@ NESTSIM_HD inline void test_for_owner(const SortedBodies<Real>& s, const Space<R
   Real pb[3] = {0, 0, 0};
   const Real rb = s.load(t, pb);
   if (o.only_smaller && larger_side_skips(rb, o.ra, t, o.self)) return;
-  if (exact_pair(space, o.pa, o.ra, o.qa, pb, rb, s.thickness[t])) e.emit(o.id, s.id[t]);
+  if (exact_pair(space, o.pa, o.ra, o.qa, pb, rb, s.thickness(t))) e.emit(o.id, s.id(t));
 }
 
 // The solid uniform grid's step (grid_uniform, solid_grids.cu; in the style of fast
@@ -567,7 +560,7 @@ struct MoorePairs {
   NESTSIM_HD void walk(uint32_t a, Emitter& e) const {
     const GroupGrid& grp = s.groups[0];
     const GridSpec& g = grp.grid;
-    TestAgainst<Real, Emitter> test{s, space, {0, 0, 0}, 0, s.thickness[a], s.id[a], e};
+    TestAgainst<Real, Emitter> test{s, space, {0, 0, 0}, 0, s.thickness(a), s.id(a), e};
     test.ra = s.load(a, test.pa);
     long long c[3] = {0, 0, 0};
     NESTSIM_AXES(d, Dim) c[d] = g.home(g.raw_coord(double(test.pa[d]), d), d);
@@ -666,7 +659,7 @@ struct GroupSmallPairs {
   // wrap(test) gives the consumer of the walk's candidates (OwnTests, WarpRanges).
   template <class Emitter, class Wrap>
   NESTSIM_HD void walk_with(uint32_t a, Emitter& e, Wrap& wrap) const {
-    const GroupGrid& grp = v.s.groups[v.s.group[a]];
+    const GroupGrid& grp = v.s.groups[v.s.group(a)];
     if (!grp.brute && grp.larger_side)
       walk_rule<true>(a, grp, e, wrap);
     else
@@ -677,7 +670,7 @@ struct GroupSmallPairs {
   template <bool Larger, class Emitter, class Wrap>
   NESTSIM_HD void walk_rule(uint32_t a, const GroupGrid& grp, Emitter& e, Wrap& wrap) const {
     const SortedBodies<Real>& s = v.s;
-    TestAgainst<Real, Emitter, Larger> test{s, v.space, {0, 0, 0}, 0, s.thickness[a], s.id[a], e};
+    TestAgainst<Real, Emitter, Larger> test{s, v.space, {0, 0, 0}, 0, s.thickness(a), s.id(a), e};
     test.ra = s.load(a, test.pa);
     test.self = a;
     auto&& body = wrap(test);
@@ -690,7 +683,7 @@ struct GroupSmallPairs {
                                 : window_outer(test.ra, grp, v.pad);
       const LargePlan p = plan_large<Dim>(grp.grid, x, outer, grp.end - grp.begin, grp.task);
       if (!p.direct) {
-        const uint64_t own = Larger ? 0 : s.key[a];
+        const uint64_t own = Larger ? 0 : s.key(a);
         WindowVisitor<Real, Dim, Body> visit{s, grp, first, body};
         ColumnCursor<Dim> col(p);
         for (uint64_t column = 0; column < p.columns; ++column, col.next(p)) {
@@ -762,7 +755,7 @@ struct GroupLargePairs {
     const SortedBodies<Real>& s = v.s;
     const GroupGrid& grp = s.groups[v.item_group(lo)];
     const uint32_t l = grp.end + uint32_t(lo - grp.item_base);
-    TestAgainst<Real, Emitter> test{s, v.space, {0, 0, 0}, 0, s.thickness[l], s.id[l], e};
+    TestAgainst<Real, Emitter> test{s, v.space, {0, 0, 0}, 0, s.thickness(l), s.id(l), e};
     test.ra = s.load(l, test.pa);
     auto&& body = wrap(test);
     using Body = std::remove_reference_t<decltype(body)>;
