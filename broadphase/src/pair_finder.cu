@@ -399,6 +399,38 @@ void launch_warp_tested(Index n, const Step& step) {
 
 #endif
 
+#if !defined(NESTSIM_BACKEND_CUDA)
+// The fused pair pass on the CPU (bench/NOTES.md v17): instead of count -> scan ->
+// write, which walks every item that has pairs twice, chunks of items walk once into a
+// vector of their own and append it after the running total with one atomic add per
+// chunk (GPU: one per warp, kernels.cuh, run_pair_step). Places depend on timing; HSX
+// sorts the pairs afterwards.
+constexpr uint64_t kFusedChunk = 512;
+
+struct VectorEmitter {
+  std::vector<uint64_t>& pairs;
+  void emit(uint32_t a, uint32_t b) { pairs.push_back(device::pair_key(a, b)); }
+};
+
+template <class Step, class Index>
+struct FusedChunk {
+  Step step;
+  Index items;
+  PairSink sink;
+  void operator()(uint64_t chunk) const {
+    std::vector<uint64_t> pairs;
+    VectorEmitter e{pairs};
+    const uint64_t first = chunk * kFusedChunk;
+    const uint64_t last = std::min<uint64_t>(first + kFusedChunk, uint64_t(items));
+    for (uint64_t i = first; i < last; ++i) step.walk(Index(i), e);
+    if (pairs.empty()) return;
+    const uint64_t place = atomic_fetch_add(sink.total, static_cast<unsigned long long>(pairs.size()));
+    for (std::size_t k = 0; k < pairs.size() && place + k < sink.capacity; ++k)
+      sink.out[place + k] = pairs[k];
+  }
+};
+#endif
+
 // From this many large items on, the large-small tasks find their item in a table
 // (kernels.cuh, MarkTaskOwners: three more launches) rather than by a binary search of
 // log2(items) dependent loads each (bench/NOTES.md v14: on the H100 2% at 1e7 bodies,
@@ -561,8 +593,8 @@ struct PairFinder<Real>::State {
   // without the host reading the step's count (bench/NOTES.md v5).
   thrust::device_vector<uint64_t> total;
 
-  // Fused single pass (kernels.cuh, PairSink) instead of count -> scan -> write: set
-  // by find() for HSX on the GPU, where the pairs are sorted afterwards anyway.
+  // Fused single pass (kernels.cuh, PairSink; FusedChunk on the CPU) instead of count ->
+  // scan -> write: set by find() for HSX, whose pairs are sorted afterwards anyway.
   bool fused = false;
 
   // The pairs of a functor family over `items` items, appended after the running total.
@@ -579,7 +611,14 @@ struct PairFinder<Real>::State {
   void emit_pairs(Index items, Args... args) {
     if (items == 0) return;
     if (fused) {
+#if defined(NESTSIM_BACKEND_CUDA)
       launch_pair_step(items, Step<Real, Dim, false>{args..., fused_sink()});
+#else
+      const PairSink sink = fused_sink();
+      const uint64_t chunks = (uint64_t(items) + kFusedChunk - 1) / kFusedChunk;
+      for_each_index(chunks, FusedChunk<Step<Real, Dim, false>, Index>{
+                                 Step<Real, Dim, false>{args..., sink}, items, sink});
+#endif
       return;
     }
     PairSink sink;
@@ -839,10 +878,8 @@ uint64_t PairFinder<Real>::find(const SphereView<Real>& bodies, bool count_only)
       s.pair_count = detail::brute_schedule_pairs(options_, in, s.space, n, count_only, s.keys,
                                                   s.pairwise);
       return s.pair_count;
-    case Method::hsx:
-#if defined(NESTSIM_BACKEND_CUDA)
+    case Method::hsx:  // fused on both backends: the pairs are sorted afterwards
       s.fused = true;
-#endif
       appending([&] {
         if (three) s.template hsx<3>(options_, in, n); else s.template hsx<2>(options_, in, n);
       });
