@@ -39,6 +39,7 @@
 #include <cstdlib>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "brute_schedules.cuh"
@@ -523,18 +524,64 @@ std::vector<Group> plan_groups(const std::vector<uint32_t>& histogram, int dim, 
 
 // With NESTSIM_TRACE set, mark(name) synchronises the device and prints the time since
 // the previous mark: the phases of find(), as a profile would show them.
+// NESTSIM_TRACE=events instead records a CUDA event and the host's clock at each mark,
+// without synchronising, and prints both timelines when find() ends (flush): where the
+// GPU's clock advances no further than the host's, the GPU waited for the host (launch
+// gaps, read-backs, host-side planning) rather than computing.
 struct PhaseTrace {
-  bool on = std::getenv("NESTSIM_TRACE") != nullptr;
+  const char* mode = std::getenv("NESTSIM_TRACE");
+  bool on = mode != nullptr;
+  bool events = on && std::string(mode) == "events";
   std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+  std::vector<const char*> names;
+  std::vector<double> host_ms;  // since the first mark of this find()
+#if defined(NESTSIM_BACKEND_CUDA)
+  std::vector<cudaEvent_t> pool;
+  ~PhaseTrace() {
+    for (cudaEvent_t e : pool) cudaEventDestroy(e);
+  }
+#endif
   void mark(const char* name) {
     if (!on) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (events) {
+      if (names.empty()) last = now;
+#if defined(NESTSIM_BACKEND_CUDA)
+      if (pool.size() <= names.size()) {
+        cudaEvent_t e;
+        NESTSIM_CUDA_CHECK(cudaEventCreate(&e));
+        pool.push_back(e);
+      }
+      NESTSIM_CUDA_CHECK(cudaEventRecord(pool[names.size()]));
+#endif
+      names.push_back(name);
+      host_ms.push_back(std::chrono::duration<double, std::milli>(now - last).count());
+      return;
+    }
 #if defined(NESTSIM_BACKEND_CUDA)
     NESTSIM_CUDA_CHECK(cudaDeviceSynchronize());
 #endif
-    const auto now = std::chrono::steady_clock::now();
+    const auto after = std::chrono::steady_clock::now();
     std::fprintf(stderr, "    %-22s %8.3f ms\n", name,
-                 std::chrono::duration<double, std::milli>(now - last).count());
-    last = now;
+                 std::chrono::duration<double, std::milli>(after - last).count());
+    last = after;
+  }
+  // Events mode: per mark, the GPU's clock and the host's since the first mark.
+  void flush() {
+    if (!events || names.empty()) return;
+#if defined(NESTSIM_BACKEND_CUDA)
+    NESTSIM_CUDA_CHECK(cudaEventSynchronize(pool[names.size() - 1]));
+#endif
+    std::fprintf(stderr, "    %-26s %9s %9s\n", "mark (work before it done)", "gpu ms", "host ms");
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      float gpu = 0;
+#if defined(NESTSIM_BACKEND_CUDA)
+      NESTSIM_CUDA_CHECK(cudaEventElapsedTime(&gpu, pool[0], pool[k]));
+#endif
+      std::fprintf(stderr, "    %-26s %9.3f %9.3f\n", names[k], double(gpu), host_ms[k]);
+    }
+    names.clear();
+    host_ms.clear();
   }
 };
 
@@ -841,6 +888,7 @@ uint64_t PairFinder<Real>::find(const SphereView<Real>& bodies, bool count_only)
   if (n < 2) return 0;
   ensure_size(s.r_eff, n);
   ensure_size(s.q_eff, n);
+  s.phase.flush();  // a find() that returned early
   s.phase.mark("(before find)");
   for_each_index(n, EffectiveRadii<Real>{bodies.radius, bodies.thickness, raw(s.r_eff),
                                          raw(s.q_eff), Real(options_.skin),
@@ -893,6 +941,7 @@ uint64_t PairFinder<Real>::find(const SphereView<Real>& bodies, bool count_only)
   }
   if (!count_only) s.sort_keys(n);
   s.phase.mark("sort pairs");
+  s.phase.flush();
   return s.pair_count;
 }
 
