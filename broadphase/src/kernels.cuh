@@ -382,14 +382,17 @@ struct GatherSorted {
   NESTSIM_HD void operator()(uint32_t dst) const { sorted[dst] = record[source_of[dst]]; }
 };
 
-// The exact test of sorted body t against a fixed body a, emitting (id_a, id[t]).
-// OnlySmaller: a tests only partners no larger than itself, ties only those sorted
-// after it (GroupSmallPairs, larger side); a parameter, not a flag, so that the other
-// walks test nothing more per candidate (bench/NOTES.md v15).
+// The larger-side rule's filter: body a (radius ra, sorted position self) skips a
+// partner larger than itself and, among equal radii, one sorted before it.
 template <class Real>
 NESTSIM_HD inline bool larger_side_skips(Real rb, Real ra, uint32_t t, uint32_t self) {
   return rb > ra || (rb == ra && t <= self);
 }
+
+// The exact test of sorted body t against a fixed body a, emitting (id_a, id[t]).
+// OnlySmaller: a tests only partners no larger than itself, ties only those sorted
+// after it (GroupSmallPairs, larger side); a parameter, not a flag, so that the other
+// walks test nothing more per candidate (bench/NOTES.md v15).
 
 template <class Real, class Emitter, bool OnlySmaller = false>
 struct TestAgainst {
@@ -427,9 +430,9 @@ struct TestAgainst {
   }
 };
 
-// The walks' candidate consumer as it is: each walk tests its own candidates (the CPU,
-// and the count -> scan -> write passes). The GPU's fused pass wraps it instead
-// (WarpRanges: ranges collected, tested by the whole warp).
+// The walks' candidate consumer as it is: each walk tests its own candidates (the CPU's
+// fused chunks, and the GPU with NESTSIM_HSX_WARP_TESTS=0). The GPU's warp-tested pass
+// wraps it instead (WarpRanges: ranges collected, tested by the whole warp).
 struct OwnTests {
   template <class Test>
   NESTSIM_HD Test& operator()(Test& test) const {

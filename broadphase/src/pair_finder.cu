@@ -419,13 +419,14 @@ struct FusedChunk {
   Index items;
   PairSink sink;
   void operator()(uint64_t chunk) const {
-    std::vector<uint64_t> pairs;
+    thread_local std::vector<uint64_t> pairs;  // one per thread, kept across chunks and calls
+    pairs.clear();
     VectorEmitter e{pairs};
     const uint64_t first = chunk * kFusedChunk;
     const uint64_t last = std::min<uint64_t>(first + kFusedChunk, uint64_t(items));
     for (uint64_t i = first; i < last; ++i) step.walk(Index(i), e);
     if (pairs.empty()) return;
-    const uint64_t place = atomic_fetch_add(sink.total, static_cast<unsigned long long>(pairs.size()));
+    const uint64_t place = detail::reserve_places(sink.total, pairs.size());
     for (std::size_t k = 0; k < pairs.size() && place + k < sink.capacity; ++k)
       sink.out[place + k] = pairs[k];
   }
@@ -644,9 +645,6 @@ struct PairFinder<Real>::State {
   // scan -> write: set by find() for HSX, whose pairs are sorted afterwards anyway.
   bool fused = false;
 
-  // The pairs of a functor family over `items` items, appended after the running total.
-  // count -> scan -> write: the write pass runs over every item (those that counted
-  // nothing return at once), and a one-thread step then advances the total.
   PairSink fused_sink() {
     PairSink sink;
     sink.out = raw(keys);
@@ -654,6 +652,9 @@ struct PairFinder<Real>::State {
     sink.capacity = count_only ? 0 : keys.size();
     return sink;
   }
+  // The pairs of a functor family over `items` items, appended after the running total.
+  // Fused (above), or count -> scan -> write: the write pass runs over every item (those
+  // that counted nothing return at once), and a one-thread step then advances the total.
   template <template <class, int, bool> class Step, int Dim, class Index, class... Args>
   void emit_pairs(Index items, Args... args) {
     if (items == 0) return;
