@@ -54,6 +54,72 @@ void ensure_size(thrust::device_vector<T>& v, std::size_t n) {
   }
 }
 
+// Small copies between host and device (a plan, a few totals, the group table) through
+// one page-locked buffer: from pageable memory the driver stages the bytes itself and
+// a host-to-device copy waits for the device (bench/NOTES.md v18). The copy to the
+// device is queued on the stream; the buffer is reused only after it was done.
+class HostStage {
+ public:
+  HostStage() = default;
+  HostStage(const HostStage&) = delete;
+  HostStage& operator=(const HostStage&) = delete;
+  ~HostStage() {
+#if defined(NESTSIM_BACKEND_CUDA)
+    if (done_) cudaEventDestroy(done_);
+    if (buffer_) cudaFreeHost(buffer_);
+#endif
+  }
+  // count elements of src (device) into out (host); returns when they are there.
+  template <class T>
+  void to_host(const thrust::device_vector<T>& src, std::size_t count, T* out) {
+#if defined(NESTSIM_BACKEND_CUDA)
+    void* stage = reserve(count * sizeof(T));
+    NESTSIM_CUDA_CHECK(cudaMemcpyAsync(stage, thrust::raw_pointer_cast(src.data()),
+                                       count * sizeof(T), cudaMemcpyDeviceToHost, 0));
+    NESTSIM_CUDA_CHECK(cudaStreamSynchronize(0));
+    std::copy_n(static_cast<const T*>(stage), count, out);
+#else
+    thrust::copy_n(src.begin(), count, out);
+#endif
+  }
+  // count elements of src (host) into dst (device, resized), queued on the stream.
+  template <class T>
+  void to_device(const T* src, std::size_t count, thrust::device_vector<T>& dst) {
+    if (dst.size() != count) dst.resize(count);
+#if defined(NESTSIM_BACKEND_CUDA)
+    void* stage = reserve(count * sizeof(T));
+    std::copy_n(src, count, static_cast<T*>(stage));
+    NESTSIM_CUDA_CHECK(cudaMemcpyAsync(thrust::raw_pointer_cast(dst.data()), stage,
+                                       count * sizeof(T), cudaMemcpyHostToDevice, 0));
+    NESTSIM_CUDA_CHECK(cudaEventRecord(done_, 0));
+    pending_ = true;
+#else
+    thrust::copy_n(src, count, dst.begin());
+#endif
+  }
+
+ private:
+#if defined(NESTSIM_BACKEND_CUDA)
+  void* reserve(std::size_t bytes) {
+    if (pending_) NESTSIM_CUDA_CHECK(cudaEventSynchronize(done_));  // the last copy read it
+    pending_ = false;
+    if (!done_) NESTSIM_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+    if (bytes > size_) {
+      if (buffer_) NESTSIM_CUDA_CHECK(cudaFreeHost(buffer_));
+      buffer_ = nullptr;
+      size_ = 0;
+      NESTSIM_CUDA_CHECK(cudaMallocHost(&buffer_, bytes));
+      size_ = bytes;
+    }
+    return buffer_;
+  }
+  void* buffer_ = nullptr;
+  std::size_t size_ = 0;
+  cudaEvent_t done_ = nullptr;
+  bool pending_ = false;
+#endif
+};
+
 template <class F, class Index>
 void for_each_index(Index n, F f) {
   if (n == 0) return;
@@ -335,7 +401,10 @@ struct SortedGrid {
   thrust::device_vector<uint32_t> bucket_count, bucket_start, bucket_of, rank, source_of;
   thrust::device_vector<uint32_t> sorted_bucket, body_index;  // radix sort
   thrust::device_vector<char> sort_temp;                      // radix sort, CUB's scratch
-  thrust::device_vector<BodyRecord<Real>> record, sorted_record;
+  HostStage stage;                                            // the groups' copy
+  thrust::device_vector<uint64_t> key_of;                     // counting sort
+  thrust::device_vector<BodyRecord<Real>> record;             // radix sort
+  thrust::device_vector<BodyRecord<Real>> sorted_record;
 
   // Sorts bodies [0, n) into the groups' grids. `host` holds the groups in order, each
   // with its grid (buckets chosen) and its range [begin, end) of sorted positions (the
@@ -352,16 +421,15 @@ struct SortedGrid {
     }
     if (table >= (uint64_t(1) << 32) - 1)
       throw std::length_error("nestsim: grid tables exceed 2^32 - 2 buckets");
-    groups.resize(host.size());
-    thrust::copy(host.begin(), host.end(), groups.begin());
+    stage.to_device(host.data(), host.size(), groups);
     ensure_size(bucket_of, n);
-    ensure_size(record, n);
     ensure_size(sorted_record, n);
     ensure_size(bucket_start, table + 1);
     if (radix) {
       ensure_size(source_of, n);
+      ensure_size(record, n);
       for_each_index(n, BinGroups<Real, Dim>{raw(groups), level, to_group, bodies, nullptr,
-                                             raw(bucket_of), nullptr, raw(record)});
+                                             raw(bucket_of), nullptr, nullptr, raw(record)});
       radix_sort_buckets(exec, n, table);
       thrust::fill_n(nosync(), bucket_start.begin(), table + 1, 0u);
       for_each_index(n, MarkBucketEnds{raw(sorted_bucket), n, raw(bucket_start)});
@@ -372,13 +440,14 @@ struct SortedGrid {
       ensure_size(bucket_count, table + 1);
       thrust::fill_n(nosync(), bucket_count.begin(), table + 1, 0u);
       ensure_size(rank, n);
+      ensure_size(key_of, n);
       for_each_index(n, BinGroups<Real, Dim>{raw(groups), level, to_group, bodies,
                                              raw(bucket_count), raw(bucket_of), raw(rank),
-                                             raw(record)});
+                                             raw(key_of), nullptr});
       thrust::exclusive_scan(exec, bucket_count.begin(), bucket_count.begin() + table + 1,
                              bucket_start.begin(), 0u);
-      for_each_index(n, PlaceSorted<Real>{raw(bucket_of), raw(rank), raw(bucket_start),
-                                          raw(record), raw(sorted_record)});
+      for_each_index(n, PlaceSorted<Real, Dim>{bodies, raw(bucket_of), raw(rank), raw(key_of),
+                                               raw(bucket_start), raw(sorted_record)});
     }
     SortedBodies<Real> s;
     s.groups = raw(groups);

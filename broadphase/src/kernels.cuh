@@ -235,9 +235,9 @@ struct LevelToGroup {
 };
 
 // A body as the sort moves it and the pair steps read it: what they test, and its cell
-// key, in one aligned record (32 bytes in float: one memory sector), written in the
-// caller's order by BinGroups and placed (counting sort) or gathered (radix sort) into
-// sorted order, where the walks read it: a candidate's centre, radius, thickness and id
+// key, in one aligned record (32 bytes in float: one memory sector), written at its
+// sorted place by PlaceSorted (counting sort) or in the caller's order by BinGroups and
+// gathered (radix sort); the walks read it in sorted order: a candidate's centre, radius, thickness and id
 // in one sector (bench/NOTES.md v9, v17).
 template <class Real>
 struct alignas(8 * sizeof(Real)) BodyRecord {
@@ -315,19 +315,30 @@ NESTSIM_HD inline void for_each_in_run(const SortedBodies<Real>& s, const GroupG
   }
 }
 
+// A body's record from the caller's arrays (p: its centre, loaded), with its cell key.
+template <class Real>
+NESTSIM_HD inline BodyRecord<Real> make_record(const BodyArrays<Real>& bodies, uint32_t k,
+                                               const Real* p, uint64_t key) {
+  return BodyRecord<Real>{PackedBody<Real>{p[0], p[1], p[2], bodies.radius[k]},
+                          bodies.thickness[k], bodies.id_of(k), key};
+}
+
 // Section 4.1, step 2, for all groups at once: each body finds its group (from its
-// natural level), the cell of its centre in that group's grid, and (counting sort) a
-// rank in its bucket; bucket_count == nullptr for the radix sort, which needs no rank.
+// natural level), the cell of its centre in that group's grid and its bucket, and
+//  - counting sort (bucket_count set): a rank in its bucket and its cell key; the
+//    record is written once, by PlaceSorted at its sorted place (bench/NOTES.md v18);
+//  - radix sort: its record in the caller's order, which GatherSorted then gathers.
 template <class Real, int Dim>
 struct BinGroups {
   const GroupGrid* groups;
   const uint8_t* level;  // natural level per body; nullptr: one group
   LevelToGroup to_group;
   BodyArrays<Real> bodies;
-  uint32_t* bucket_count;
+  uint32_t* bucket_count;  // counting sort
   uint32_t* bucket_of;
-  uint32_t* rank;
-  BodyRecord<Real>* record;
+  uint32_t* rank;          // counting sort
+  uint64_t* key_of;        // counting sort
+  BodyRecord<Real>* record;  // radix sort
 
   NESTSIM_HD void operator()(uint32_t k) const {
     const uint8_t g = level ? to_group(level[k]) : uint8_t(0);
@@ -339,24 +350,33 @@ struct BinGroups {
       c[a] = grid.home(grid.raw_coord(double(p[a]), a), a);
     const uint64_t lin = grid.linear(c);
     const uint32_t b = static_cast<uint32_t>(groups[g].bucket_base + grid.bucket(lin));
-    record[k] = BodyRecord<Real>{PackedBody<Real>{p[0], p[1], p[2], bodies.radius[k]},
-                                 bodies.thickness[k], bodies.id_of(k), lin};
     bucket_of[k] = b;
-    if (bucket_count) rank[k] = atomic_fetch_add(&bucket_count[b], 1u);  // else radix-sorted
+    if (bucket_count) {
+      rank[k] = atomic_fetch_add(&bucket_count[b], 1u);
+      key_of[k] = lin;
+    } else {
+      record[k] = make_record(bodies, k, p, lin);
+    }
   }
 };
 
-// Section 4.1, step 4 (counting sort): each body's record goes to its place, bucket
-// start + rank: one coalesced read and one scattered sector write per body.
-template <class Real>
+// Section 4.1, step 4 (counting sort): each body's record, built from the caller's
+// arrays, goes to its place, bucket start + rank: coalesced reads and one scattered
+// sector write per body (bench/NOTES.md v18: no record in the caller's order, written
+// and read again).
+template <class Real, int Dim>
 struct PlaceSorted {
+  BodyArrays<Real> bodies;
   const uint32_t* bucket_of;
   const uint32_t* rank;
+  const uint64_t* key_of;
   const uint32_t* bucket_start;
-  const BodyRecord<Real>* record;
   BodyRecord<Real>* sorted;
   NESTSIM_HD void operator()(uint32_t k) const {
-    sorted[bucket_start[bucket_of[k]] + rank[k]] = record[k];
+    const uint32_t place = bucket_start[bucket_of[k]] + rank[k];
+    Real p[3] = {0, 0, 0};
+    bodies.load(k, Dim, p);
+    sorted[place] = make_record(bodies, k, p, key_of[k]);
   }
 };
 
@@ -720,12 +740,15 @@ struct GroupLargeTasks {
 
 // Each task's item without a binary search per task (bench/NOTES.md v14): the first
 // task of every item that has tasks marks its item in a zeroed array, and an inclusive
-// maximum scan then fills each run of tasks with its item.
+// maximum scan then fills each run of tasks with its item. The table holds `capacity`
+// tasks (the total is not read back, bench/NOTES.md v18): tasks past it get no owner,
+// and find() runs again with a larger table.
 struct MarkTaskOwners {
   const uint64_t* task_start;
+  uint64_t capacity;
   uint32_t* owner;
   NESTSIM_HD void operator()(uint32_t k) const {
-    if (task_start[k + 1] > task_start[k]) owner[task_start[k]] = k;
+    if (task_start[k + 1] > task_start[k] && task_start[k] < capacity) owner[task_start[k]] = k;
   }
 };
 
@@ -744,6 +767,9 @@ struct GroupLargePairs {
   }
   template <class Emitter, class Wrap>
   NESTSIM_HD void walk_with(uint64_t t, Emitter& e, Wrap& wrap) const {
+    // Launched over the task capacity: the tasks past the total (on the device) have
+    // nothing to do.
+    if (t >= v.task_start[v.items]) return;
     // The item that owns task t: last k with task_start[k] <= t.
     uint64_t lo = 0, hi = v.items;  // task_start[lo] <= t < task_start[hi]
     if (v.task_owner) {

@@ -611,7 +611,7 @@ struct PairFinder<Real>::State {
     const uint32_t grid = std::min<uint32_t>((n + threads - 1) / threads, 2048);
     level_histogram_kernel<Real><<<grid, threads>>>(in.radius, n, raw(level_plan), raw(natural));
     NESTSIM_CUDA_CHECK(cudaGetLastError());
-    thrust::copy_n(level_plan.begin(), 1, &plan);
+    stage.to_host(level_plan, 1, &plan);
 #else
     plan.bounds = detail::extent_of<Real>(detail::policy(alloc), in, n, space.dim);
     plan_base<Real>(plan, space);
@@ -628,6 +628,12 @@ struct PairFinder<Real>::State {
   // pair assembly
   thrust::device_vector<uint64_t> task_count, task_start, counts, offsets;
   thrust::device_vector<uint32_t> task_owner;
+  uint64_t task_capacity = 0;  // tasks the owners' table and the walk cover (groups_pass)
+  detail::HostStage stage;     // the read-backs (plan, totals)
+  template <class T>
+  void read_back(const thrust::device_vector<T>& v, std::size_t count, T* out) {
+    stage.to_host(v, count, out);
+  }
   thrust::device_vector<uint64_t> keys;
   uint64_t pair_count = 0;
   detail::CachingAllocator alloc;  // Thrust temporaries, kept across calls
@@ -843,14 +849,21 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
   v.items = items;
   ensure_size(task_count, std::size_t(items));
   for_each_index(items, detail::GroupLargeTasks<Real, Dim>{v, raw(task_count)});
-  const uint64_t tasks = scan_counts(detail::policy(alloc), task_count, task_start, items);
+  detail::scan_counts_async(detail::policy(alloc), task_count, task_start, items);
+  // The task total stays on the device (bench/NOTES.md v18): the owners' table and the
+  // walk cover task_capacity tasks, those past the total return at once, and find()
+  // reads the total with the pair count (total[1]); a total beyond the capacity grows
+  // it and runs the call again, as the pair buffer does.
+  for_each_index(1, AddTotal{raw(total) + 1, raw(task_start) + items});
+  if (task_capacity == 0) task_capacity = 2 * items + 1024;  // the first call's guess
+  const uint64_t tasks = task_capacity;
   phase.mark("large tasks");
-  if (tasks == 0) return;
   v.task_start = raw(task_start);
   if (double(items) >= kTaskOwnersMinItems && items < (uint64_t(1) << 32)) {
     ensure_size(task_owner, std::size_t(tasks));
     thrust::fill_n(detail::nosync(), task_owner.begin(), tasks, 0u);
-    for_each_index(uint32_t(items), detail::MarkTaskOwners{raw(task_start), raw(task_owner)});
+    for_each_index(uint32_t(items),
+                   detail::MarkTaskOwners{raw(task_start), tasks, raw(task_owner)});
     thrust::inclusive_scan(detail::policy(alloc), task_owner.begin(), task_owner.begin() + tasks,
                            task_owner.begin(), MaxOf{});
     v.task_owner = raw(task_owner);
@@ -903,16 +916,25 @@ uint64_t PairFinder<Real>::find(const SphereView<Real>& bodies, bool count_only)
   // brute and hsx append to keys after a running total kept on the device; the host
   // reads it once at the end. If it exceeds the buffer (the first call, or more pairs
   // than ever before), the buffer grows and the same deterministic work runs again.
+  // The same for HSX's large-body tasks (total[1], groups_pass): their table grows
+  // with the count, and shrinks (for the next call) when it is 4 times too large.
   auto appending = [&](auto&& run) {
-    ensure_size(s.total, 1);
+    ensure_size(s.total, 2);
     if (s.keys.empty()) detail::ensure_size(s.keys, std::max<std::size_t>(1024, n));
     for (;;) {
-      thrust::fill_n(detail::nosync(), s.total.begin(), 1, uint64_t(0));
+      thrust::fill_n(detail::nosync(), s.total.begin(), 2, uint64_t(0));
       run();
-      s.pair_count = s.total[0];
-      if (count_only || s.pair_count <= s.keys.size()) return;
-      detail::ensure_size(s.keys, std::size_t(s.pair_count + s.pair_count / 4));
-      s.phase.mark("(pair buffer grown: again)");
+      uint64_t totals[2];
+      s.read_back(s.total, 2, totals);
+      s.pair_count = totals[0];
+      const uint64_t tasks = totals[1];
+      const bool tasks_fit = tasks <= s.task_capacity;
+      if (tasks_fit && s.task_capacity > 4 * tasks + 4096) s.task_capacity = tasks + tasks / 4 + 1024;
+      if (tasks_fit && (count_only || s.pair_count <= s.keys.size())) return;
+      if (!tasks_fit) s.task_capacity = tasks + tasks / 4 + 1024;
+      if (!count_only && s.pair_count > s.keys.size())
+        detail::ensure_size(s.keys, std::size_t(s.pair_count + s.pair_count / 4));
+      s.phase.mark(tasks_fit ? "(pair buffer grown: again)" : "(task table grown: again)");
     }
   };
   switch (options_.method) {
