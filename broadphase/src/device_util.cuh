@@ -402,9 +402,7 @@ struct SortedGrid {
   thrust::device_vector<uint32_t> sorted_bucket, body_index;  // radix sort
   thrust::device_vector<char> sort_temp;                      // radix sort, CUB's scratch
   HostStage stage;                                            // the groups' copy
-  thrust::device_vector<uint64_t> key_of;                     // counting sort
-  thrust::device_vector<BodyRecord<Real>> record;             // radix sort
-  thrust::device_vector<BodyRecord<Real>> sorted_record;
+  thrust::device_vector<BodyRecord<Real>> record, sorted_record;
 
   // Sorts bodies [0, n) into the groups' grids. `host` holds the groups in order, each
   // with its grid (buckets chosen) and its range [begin, end) of sorted positions (the
@@ -423,13 +421,13 @@ struct SortedGrid {
       throw std::length_error("nestsim: grid tables exceed 2^32 - 2 buckets");
     stage.to_device(host.data(), host.size(), groups);
     ensure_size(bucket_of, n);
+    ensure_size(record, n);
     ensure_size(sorted_record, n);
     ensure_size(bucket_start, table + 1);
     if (radix) {
       ensure_size(source_of, n);
-      ensure_size(record, n);
       for_each_index(n, BinGroups<Real, Dim>{raw(groups), level, to_group, bodies, nullptr,
-                                             raw(bucket_of), nullptr, nullptr, raw(record)});
+                                             raw(bucket_of), nullptr, raw(record)});
       radix_sort_buckets(exec, n, table);
       thrust::fill_n(nosync(), bucket_start.begin(), table + 1, 0u);
       for_each_index(n, MarkBucketEnds{raw(sorted_bucket), n, raw(bucket_start)});
@@ -440,14 +438,13 @@ struct SortedGrid {
       ensure_size(bucket_count, table + 1);
       thrust::fill_n(nosync(), bucket_count.begin(), table + 1, 0u);
       ensure_size(rank, n);
-      ensure_size(key_of, n);
       for_each_index(n, BinGroups<Real, Dim>{raw(groups), level, to_group, bodies,
                                              raw(bucket_count), raw(bucket_of), raw(rank),
-                                             raw(key_of), nullptr});
+                                             raw(record)});
       thrust::exclusive_scan(exec, bucket_count.begin(), bucket_count.begin() + table + 1,
                              bucket_start.begin(), 0u);
-      for_each_index(n, PlaceSorted<Real, Dim>{bodies, raw(bucket_of), raw(rank), raw(key_of),
-                                               raw(bucket_start), raw(sorted_record)});
+      for_each_index(n, PlaceSorted<Real>{raw(bucket_of), raw(rank), raw(bucket_start),
+                                          raw(record), raw(sorted_record)});
     }
     SortedBodies<Real> s;
     s.groups = raw(groups);

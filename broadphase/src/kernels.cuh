@@ -235,9 +235,9 @@ struct LevelToGroup {
 };
 
 // A body as the sort moves it and the pair steps read it: what they test, and its cell
-// key, in one aligned record (32 bytes in float: one memory sector), written at its
-// sorted place by PlaceSorted (counting sort) or in the caller's order by BinGroups and
-// gathered (radix sort); the walks read it in sorted order: a candidate's centre, radius, thickness and id
+// key, in one aligned record (32 bytes in float: one memory sector), written in the
+// caller's order by BinGroups and placed (counting sort) or gathered (radix sort) into
+// sorted order, where the walks read it: a candidate's centre, radius, thickness and id
 // in one sector (bench/NOTES.md v9, v17).
 template <class Real>
 struct alignas(8 * sizeof(Real)) BodyRecord {
@@ -315,30 +315,19 @@ NESTSIM_HD inline void for_each_in_run(const SortedBodies<Real>& s, const GroupG
   }
 }
 
-// A body's record from the caller's arrays (p: its centre, loaded), with its cell key.
-template <class Real>
-NESTSIM_HD inline BodyRecord<Real> make_record(const BodyArrays<Real>& bodies, uint32_t k,
-                                               const Real* p, uint64_t key) {
-  return BodyRecord<Real>{PackedBody<Real>{p[0], p[1], p[2], bodies.radius[k]},
-                          bodies.thickness[k], bodies.id_of(k), key};
-}
-
 // Section 4.1, step 2, for all groups at once: each body finds its group (from its
-// natural level), the cell of its centre in that group's grid and its bucket, and
-//  - counting sort (bucket_count set): a rank in its bucket and its cell key; the
-//    record is written once, by PlaceSorted at its sorted place (bench/NOTES.md v18);
-//  - radix sort: its record in the caller's order, which GatherSorted then gathers.
+// natural level), the cell of its centre in that group's grid, and (counting sort) a
+// rank in its bucket; bucket_count == nullptr for the radix sort, which needs no rank.
 template <class Real, int Dim>
 struct BinGroups {
   const GroupGrid* groups;
   const uint8_t* level;  // natural level per body; nullptr: one group
   LevelToGroup to_group;
   BodyArrays<Real> bodies;
-  uint32_t* bucket_count;  // counting sort
+  uint32_t* bucket_count;
   uint32_t* bucket_of;
-  uint32_t* rank;          // counting sort
-  uint64_t* key_of;        // counting sort
-  BodyRecord<Real>* record;  // radix sort
+  uint32_t* rank;
+  BodyRecord<Real>* record;
 
   NESTSIM_HD void operator()(uint32_t k) const {
     const uint8_t g = level ? to_group(level[k]) : uint8_t(0);
@@ -350,33 +339,27 @@ struct BinGroups {
       c[a] = grid.home(grid.raw_coord(double(p[a]), a), a);
     const uint64_t lin = grid.linear(c);
     const uint32_t b = static_cast<uint32_t>(groups[g].bucket_base + grid.bucket(lin));
+    record[k] = BodyRecord<Real>{PackedBody<Real>{p[0], p[1], p[2], bodies.radius[k]},
+                                 bodies.thickness[k], bodies.id_of(k), lin};
     bucket_of[k] = b;
-    if (bucket_count) {
-      rank[k] = atomic_fetch_add(&bucket_count[b], 1u);
-      key_of[k] = lin;
-    } else {
-      record[k] = make_record(bodies, k, p, lin);
-    }
+    if (bucket_count) rank[k] = atomic_fetch_add(&bucket_count[b], 1u);  // else radix-sorted
   }
 };
 
-// Section 4.1, step 4 (counting sort): each body's record, built from the caller's
-// arrays, goes to its place, bucket start + rank: coalesced reads and one scattered
-// sector write per body (bench/NOTES.md v18: no record in the caller's order, written
-// and read again).
-template <class Real, int Dim>
+// Section 4.1, step 4 (counting sort): each body's record goes to its place, bucket
+// start + rank: one coalesced read and one scattered sector write per body. Building
+// the record here from the caller's arrays instead (no record in the caller's order)
+// was measured slower on the H100 (bench/NOTES.md v18: place 71 -> 93 us at 1e6, bin
+// 41 -> 26 us).
+template <class Real>
 struct PlaceSorted {
-  BodyArrays<Real> bodies;
   const uint32_t* bucket_of;
   const uint32_t* rank;
-  const uint64_t* key_of;
   const uint32_t* bucket_start;
+  const BodyRecord<Real>* record;
   BodyRecord<Real>* sorted;
   NESTSIM_HD void operator()(uint32_t k) const {
-    const uint32_t place = bucket_start[bucket_of[k]] + rank[k];
-    Real p[3] = {0, 0, 0};
-    bodies.load(k, Dim, p);
-    sorted[place] = make_record(bodies, k, p, key_of[k]);
+    sorted[bucket_start[bucket_of[k]] + rank[k]] = record[k];
   }
 };
 
