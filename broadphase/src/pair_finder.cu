@@ -630,10 +630,6 @@ struct PairFinder<Real>::State {
   thrust::device_vector<uint32_t> task_owner;
   uint64_t task_capacity = 0;  // tasks the owners' table and the walk cover (groups_pass)
   detail::HostStage stage;     // the read-backs (plan, totals)
-  template <class T>
-  void read_back(const thrust::device_vector<T>& v, std::size_t count, T* out) {
-    stage.to_host(v, count, out);
-  }
   thrust::device_vector<uint64_t> keys;
   uint64_t pair_count = 0;
   detail::CachingAllocator alloc;  // Thrust temporaries, kept across calls
@@ -925,13 +921,13 @@ uint64_t PairFinder<Real>::find(const SphereView<Real>& bodies, bool count_only)
       thrust::fill_n(detail::nosync(), s.total.begin(), 2, uint64_t(0));
       run();
       uint64_t totals[2];
-      s.read_back(s.total, 2, totals);
+      s.stage.to_host(s.total, 2, totals);
       s.pair_count = totals[0];
       const uint64_t tasks = totals[1];
       const bool tasks_fit = tasks <= s.task_capacity;
-      if (tasks_fit && s.task_capacity > 4 * tasks + 4096) s.task_capacity = tasks + tasks / 4 + 1024;
+      if (!tasks_fit || s.task_capacity > 4 * tasks + 4096)
+        s.task_capacity = tasks + tasks / 4 + 1024;
       if (tasks_fit && (count_only || s.pair_count <= s.keys.size())) return;
-      if (!tasks_fit) s.task_capacity = tasks + tasks / 4 + 1024;
       if (!count_only && s.pair_count > s.keys.size())
         detail::ensure_size(s.keys, std::size_t(s.pair_count + s.pair_count / 4));
       s.phase.mark(tasks_fit ? "(pair buffer grown: again)" : "(task table grown: again)");
