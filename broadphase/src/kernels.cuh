@@ -431,6 +431,11 @@ struct TestAgainst {
   NESTSIM_HD void range(uint32_t t, uint32_t end) {
     for (; t < end; ++t) (*this)(t);
   }
+  // A walk that tests its own candidates walks its own columns (WarpRanges defers them).
+  NESTSIM_HD bool defers(const GridSpec&) const { return false; }
+  template <class T>
+  NESTSIM_HD void defer_columns(const LargePlan&, T, T, uint32_t, uint32_t, uint64_t, uint64_t,
+                                uint32_t) {}
 };
 
 // The walks' candidate consumer as it is: each walk tests its own candidates (the CPU's
@@ -460,12 +465,28 @@ struct WarpOwner {  // what a candidate is tested against
   uint32_t id, self, only_smaller;
 };
 
+// A window's dense columns, deferred by the walk of one lane so that the whole warp
+// walks them (bench/NOTES.md v19): the plan's cells (unwrapped; a dense table has fewer
+// than 2^31 cells on each axis), the reach, and columns [c0, c0 + columns) of it.
+template <class Real>
+struct ColumnJob {
+  int32_t lo[3], hi[3];
+  Real outer, inner;
+  uint32_t first;    // candidates from this sorted position on
+  uint32_t group;    // the group whose grid the columns are in
+  uint32_t c0, columns;
+  uint32_t own;      // the owner's cell (dense: below 2^31) for the row skip; ~0: no skip
+};
+constexpr uint32_t kNoRowSkip = ~uint32_t(0);
+
 template <class Real>
 struct WarpShared {  // one warp's shared memory; slot arrays [slot][lane]: no bank conflicts
   WarpOwner<Real> owner[32];
   uint32_t begin[kWarpSlots][32];  // first sorted position of a range
   uint32_t end_sum[kWarpSlots][32];  // the lane's candidates up to the end of this range
-  uint32_t offset[32];  // the lane's first candidate in the warp's numbering
+  uint8_t slot_owner[kWarpSlots][32];  // the lane whose body the range is tested against
+  uint32_t offset[32];  // the lane's first candidate (or column) in the warp's numbering
+  ColumnJob<Real> job[32];
 };
 
 template <class Test, class Real>
@@ -475,11 +496,44 @@ struct RangeSlots;
 // collector of its ranges.
 template <class Real>
 struct WarpRanges {
+  static constexpr bool kCanDefer = true;
   WarpShared<Real>* w;
   uint32_t lane;
   uint32_t limit = kWarpSlots;  // ranges kept at most (fewer: the tests' overflow case)
+  bool defer = true;   // dense windows' columns deferred to the warp (warp_columns)
   uint32_t count = 0;  // ranges kept
   uint32_t sum = 0;    // their candidates
+  uint32_t columns = 0;  // columns deferred (w->job[lane])
+  // Keeps the range [t, end) of candidates for the body of lane `owner`; false when the
+  // slots are full (the caller tests it).
+  NESTSIM_HD bool keep(uint32_t t, uint32_t end, uint32_t owner) {
+    // 32 lanes' sums stay below 2^32 (a direct walk may cover a whole group).
+    if (count >= limit || end - t > (uint32_t(1) << 26)) return false;
+    sum += end - t;
+    w->begin[count][lane] = t;
+    w->end_sum[count][lane] = sum;
+    w->slot_owner[count][lane] = uint8_t(owner);
+    ++count;
+    return true;
+  }
+  // Defers columns [c0, c0 + n) of plan p (dense grid of group `group`).
+  template <class T>
+  NESTSIM_HD void defer_columns(const LargePlan& p, T outer, T inner, uint32_t first,
+                                uint32_t group, uint64_t c0, uint64_t n, uint32_t own) {
+    ColumnJob<Real>& j = w->job[lane];
+    for (int a = 0; a < 3; ++a) {
+      j.lo[a] = int32_t(p.lo[a]);
+      j.hi[a] = int32_t(p.hi[a]);
+    }
+    j.outer = outer;
+    j.inner = inner;
+    j.first = first;
+    j.group = group;
+    j.c0 = uint32_t(c0);
+    j.columns = uint32_t(n);
+    j.own = own;
+    columns = uint32_t(n);
+  }
   template <class Test>
   NESTSIM_HD RangeSlots<Test, Real> operator()(Test& test) {
     WarpOwner<Real>& o = w->owner[lane];
@@ -499,15 +553,17 @@ struct RangeSlots {
   WarpRanges<Real>& slots;
   NESTSIM_HD void operator()(uint32_t t) { test(t); }  // hashed cells: tested here
   NESTSIM_HD void range(uint32_t t, uint32_t end) {
-    // 32 lanes' sums stay below 2^32 (a direct walk may cover a whole group).
-    if (slots.count >= slots.limit || end - t > (uint32_t(1) << 26)) {
-      test.range(t, end);
-      return;
-    }
-    slots.sum += end - t;
-    slots.w->begin[slots.count][slots.lane] = t;
-    slots.w->end_sum[slots.count][slots.lane] = slots.sum;
-    ++slots.count;
+    if (!slots.keep(t, end, slots.lane)) test.range(t, end);
+  }
+  // Whether the walk hands the columns of a dense window to the warp (defer_columns).
+  // (A dense table below 2^30 cells: its cells and keys fit ColumnJob's 32 bits.)
+  NESTSIM_HD bool defers(const GridSpec& g) const {
+    return slots.defer && g.dense && g.table_size < (uint64_t(1) << 30);
+  }
+  template <class T>
+  NESTSIM_HD void defer_columns(const LargePlan& p, T outer, T inner, uint32_t first,
+                                uint32_t group, uint64_t c0, uint64_t n, uint32_t own) {
+    slots.defer_columns(p, outer, inner, first, group, c0, n, own);
   }
 };
 
@@ -536,7 +592,7 @@ NESTSIM_HD inline uint32_t warp_candidate(const WarpShared<Real>& w, uint32_t j,
   const uint32_t rank = j - w.offset[l];
   uint32_t k = 0;
   while (w.end_sum[k][l] <= rank) ++k;
-  owner = l;
+  owner = w.slot_owner[k][l];
   return w.begin[k][l] + rank - (k ? w.end_sum[k - 1][l] : 0u);
 }
 
@@ -653,6 +709,7 @@ struct WindowVisitor {
 // spanning the group's largest, at the price of the row skip (bench/NOTES.md v14).
 template <class Real, int Dim, bool Write>
 struct GroupSmallPairs {
+  static constexpr int dim = Dim;
   GroupedView<Real> v;
   PairSink sink;
 
@@ -690,6 +747,11 @@ struct GroupSmallPairs {
       const LargePlan p = plan_large<Dim>(grp.grid, x, outer, grp.end - grp.begin, grp.task);
       if (!p.direct) {
         const uint64_t own = Larger ? 0 : s.key(a);
+        if (body.defers(grp.grid)) {  // the warp walks the columns (walk_warp_column)
+          body.defer_columns(p, outer, Real(0), first, uint32_t(&grp - s.groups), 0, p.columns,
+                             Larger ? kNoRowSkip : uint32_t(own));
+          return;
+        }
         WindowVisitor<Real, Dim, Body> visit{s, grp, first, body};
         ColumnCursor<Dim> col(p);
         for (uint64_t column = 0; column < p.columns; ++column, col.next(p)) {
@@ -739,6 +801,7 @@ struct MarkTaskOwners {
 // column of l's rim cells in group g's grid (or one chunk of g's bodies in direct mode).
 template <class Real, int Dim, bool Write>
 struct GroupLargePairs {
+  static constexpr int dim = Dim;
   GroupedView<Real> v;
   PairSink sink;
 
@@ -787,10 +850,54 @@ struct GroupLargePairs {
     const uint64_t first = local * grp.task.columns;
     const uint64_t last =
         first + grp.task.columns < plan.columns ? first + grp.task.columns : plan.columns;
+    if (body.defers(grp.grid)) {  // the warp walks the columns (walk_warp_column)
+      body.defer_columns(plan, outer, inner, 0u, uint32_t(&grp - s.groups), first, last - first,
+                         kNoRowSkip);
+      return;
+    }
     ColumnCursor<Dim> col(plan, first);
     for (uint64_t column = first; column < last; ++column, col.next(plan))
       visit_rim_column<Dim>(grp.grid, plan, col.c, x, outer, inner, visit);
   }
 };
+
+// Column k of the columns that lane `owner` deferred (ColumnJob), walked by lane `me`:
+// the column's runs of cells as the owner's walk would visit them (ColumnCursor,
+// row_before, visit_rim_column), their bucket ranges kept for the owner in me's slots,
+// or tested at once when those are full.
+template <class Real, int Dim, class Emitter>
+NESTSIM_HD inline void walk_warp_column(const SortedBodies<Real>& s, const Space<Real>& space,
+                                        WarpShared<Real>& w, WarpRanges<Real>& me,
+                                        Emitter& e, uint32_t owner, uint32_t k) {
+  const ColumnJob<Real>& job = w.job[owner];
+  const WarpOwner<Real>& o = w.owner[owner];
+  const GroupGrid& grp = s.groups[job.group];
+  LargePlan p;
+  NESTSIM_UNROLL for (int a = 0; a < 3; ++a) {
+    p.lo[a] = job.lo[a];
+    p.hi[a] = job.hi[a];
+  }
+  const uint32_t column = job.c0 + k;
+  const uint32_t across = uint32_t(job.hi[1] - job.lo[1] + 1);
+  long long c[3] = {0, 0, 0};
+  c[1] = job.lo[1] + int32_t(column % across);
+  if (Dim == 3) c[2] = job.lo[2] + int32_t(column / across);
+  if (job.own != kNoRowSkip && row_before<Dim>(grp.grid, c, job.own)) return;
+  struct Keep {
+    const SortedBodies<Real>& s;
+    const Space<Real>& space;
+    const WarpOwner<Real>& o;
+    WarpRanges<Real>& me;
+    Emitter& e;
+    uint32_t owner;
+    NESTSIM_HD void operator()(uint32_t t) { test_for_owner(s, space, o, t, e); }
+    NESTSIM_HD void range(uint32_t t, uint32_t end) {
+      if (me.keep(t, end, owner)) return;
+      for (; t < end; ++t) test_for_owner(s, space, o, t, e);
+    }
+  } keep{s, space, o, me, e, owner};
+  WindowVisitor<Real, Dim, Keep> visit{s, grp, job.first, keep};
+  visit_rim_column<Dim>(grp.grid, p, c, o.pa, job.outer, job.inner, visit);
+}
 
 }  // namespace nestsim::detail

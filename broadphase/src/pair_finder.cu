@@ -354,24 +354,58 @@ void launch_pair_step(Index n, F f) {
 }
 
 #if defined(NESTSIM_BACKEND_CUDA)
-// The fused pair pass of the HSX walks with each warp's candidates tested by all its
-// lanes (kernels.cuh, WarpRanges; bench/NOTES.md v16): the walk as for_each_bounded
-// runs it, then the warp's kept ranges, numbered and shared out.
+// Threads per block of warp_tested_items: 256 as for_each_bounded, 128 for double
+// bodies, whose WarpShared would exceed the 48 KB of static shared memory of a block
+// (the same warps per SM: twice the blocks).
+template <class Real>
+constexpr uint32_t kWarpBlockThreads = sizeof(Real) == 4 ? detail::kBoundedThreads
+                                                         : detail::kBoundedThreads / 2;
+
+// Inclusive sum of v over the warp's lanes.
+__device__ inline uint32_t warp_inclusive_sum(uint32_t v, uint32_t lane) {
+  for (uint32_t d = 1; d < 32; d <<= 1) {
+    const uint32_t below = __shfl_up_sync(0xffffffffu, v, d);
+    if (lane >= d) v += below;
+  }
+  return v;
+}
+
+// The fused pair pass of the HSX walks with the warp sharing its work (kernels.cuh,
+// WarpRanges; bench/NOTES.md v16, v19): each lane plans its item's walk; the columns
+// of dense windows (`defer`) are numbered across the warp and each lane walks every
+// 32nd of them (walk_warp_column); the bucket ranges kept on the way are numbered
+// likewise and each lane tests every 32nd candidate against its owner's fields.
 template <class Real, class Step, class Index>
-__global__ void __launch_bounds__(detail::kBoundedThreads, kPairMinBlocks)
-    warp_tested_items(Index n, Step step, uint32_t slots) {
-  __shared__ detail::WarpShared<Real> shared[detail::kBoundedThreads / 32];
+__global__ void __launch_bounds__(kWarpBlockThreads<Real>,
+                                  kPairMinBlocks * detail::kBoundedThreads / kWarpBlockThreads<Real>)
+    warp_tested_items(Index n, Step step, uint32_t slots, bool defer) {
+  __shared__ detail::WarpShared<Real> shared[kWarpBlockThreads<Real> / 32];
   const uint32_t lane = threadIdx.x & 31u;
   detail::WarpShared<Real>& w = shared[threadIdx.x >> 5];
-  const Index i = Index(blockIdx.x) * detail::kBoundedThreads + Index(threadIdx.x);
+  const Index i = Index(blockIdx.x) * kWarpBlockThreads<Real> + Index(threadIdx.x);
   const detail::AtomicEmitter e{step.sink};
   detail::WarpRanges<Real> ranges{&w, lane, slots};
+  ranges.defer = defer;
   if (i < n) step.walk_with(i, e, ranges);
-  uint32_t end = ranges.sum;  // inclusive scan of the lanes' candidates
-  for (uint32_t d = 1; d < 32; d <<= 1) {
-    const uint32_t below = __shfl_up_sync(0xffffffffu, end, d);
-    if (lane >= d) end += below;
+  if (defer) {
+    const uint32_t columns = ranges.columns;
+    const uint32_t end = warp_inclusive_sum(columns, lane);
+    const uint32_t total = __shfl_sync(0xffffffffu, end, 31);
+    if (total > 0) {
+      w.offset[lane] = end - columns;
+      __syncwarp();
+      // Column j belongs to the last lane whose offset is <= j (as in warp_candidate).
+      for (uint32_t j = lane; j < total; j += 32) {
+        uint32_t l = 0;
+        for (uint32_t d = 16; d; d >>= 1)
+          if (w.offset[l + d] <= j) l += d;
+        detail::walk_warp_column<Real, Step::dim>(step.v.s, step.v.space, w, ranges, e, l,
+                                                  j - w.offset[l]);
+      }
+      __syncwarp();  // the offsets are numbered again below
+    }
   }
+  const uint32_t end = warp_inclusive_sum(ranges.sum, lane);
   const uint32_t total = __shfl_sync(0xffffffffu, end, 31);
   w.offset[lane] = end - ranges.sum;
   __syncwarp();
@@ -385,16 +419,19 @@ __global__ void __launch_bounds__(detail::kBoundedThreads, kPairMinBlocks)
 // NESTSIM_HSX_WARP_TESTS=0: each lane tests its own candidates (v15's pass).
 // NESTSIM_HSX_WARP_SLOTS: ranges a lane keeps (1..kWarpSlots; fewer make the lanes test
 // more ranges themselves: the tests' overflow case).
+// NESTSIM_HSX_WARP_COLUMNS=0: each lane walks its own window's columns (v16's pass).
 const bool kWarpTests = env_or("NESTSIM_HSX_WARP_TESTS", 1) != 0;
 const uint32_t kWarpSlotsUsed = uint32_t(
     std::clamp(env_or("NESTSIM_HSX_WARP_SLOTS", detail::kWarpSlots), 0.0, double(detail::kWarpSlots)));
+const bool kWarpColumns = env_or("NESTSIM_HSX_WARP_COLUMNS", 1) != 0;
 
 template <class Real, class Step, class Index>
 void launch_warp_tested(Index n, const Step& step) {
-  const uint64_t blocks = (uint64_t(n) + detail::kBoundedThreads - 1) / detail::kBoundedThreads;
+  constexpr uint32_t threads = kWarpBlockThreads<Real>;
+  const uint64_t blocks = (uint64_t(n) + threads - 1) / threads;
   if (blocks >= (uint64_t(1) << 31))
     throw std::length_error("nestsim: too many items for one launch");
-  warp_tested_items<Real><<<unsigned(blocks), detail::kBoundedThreads>>>(n, step, kWarpSlotsUsed);
+  warp_tested_items<Real><<<unsigned(blocks), threads>>>(n, step, kWarpSlotsUsed, kWarpColumns);
   NESTSIM_CUDA_CHECK(cudaGetLastError());
 }
 
