@@ -791,6 +791,57 @@ struct PairFinder<Real>::State {
                    bool radix);
 };
 
+// The GPU's radix sort into cells sorts the bucket numbers on the tables' bits, 8 per
+// onesweep pass (device_util.cuh, radix_sort_buckets): tables just above a multiple of 8
+// bits pay a whole pass more (1e7 bodies: ~18M buckets, 25 bits, 4 passes). There the
+// largest dense group's cells grow a little, by at most ~10% per axis (a third fewer
+// cells), until all tables fit the multiple below (bench/NOTES.md v20). The group's task
+// size and larger-side rule follow its new cells. NESTSIM_HSX_FIT_RADIX_BITS: the bits
+// per pass to fit (0: off; the CPU's default, whose thrust sort is a merge sort; the
+// tests use 2 on both backends, to reach the resized grids on small scenes).
+#if defined(NESTSIM_BACKEND_CUDA)
+const int kFitRadixBits = int(env_or("NESTSIM_HSX_FIT_RADIX_BITS", 8));
+#else
+const int kFitRadixBits = int(env_or("NESTSIM_HSX_FIT_RADIX_BITS", 0));
+#endif
+void fit_radix_passes(std::vector<detail::GroupGrid>& grids, const std::vector<Group>& groups,
+                      const Domain& dom, const detail::Extent& bounds, double d0, int dim,
+                      int pass_bits) {
+  uint64_t table = 0;
+  std::size_t big = grids.size();
+  for (std::size_t k = 0; k < grids.size(); ++k) {
+    table += grids[k].grid.table_size;
+    if (!grids[k].brute && grids[k].grid.dense &&
+        (big == grids.size() || grids[k].grid.table_size > grids[big].grid.table_size))
+      big = k;
+  }
+  int bits = 1;
+  while (bits < 32 && (uint64_t(1) << bits) < table) ++bits;
+  if (big == grids.size() || bits <= pass_bits || bits % pass_bits == 0) return;
+  const uint64_t fit = uint64_t(1) << (bits / pass_bits * pass_bits);
+  if (double(table) > 1.35 * double(fit)) return;
+  detail::GroupGrid& g = grids[big];
+  const uint64_t others = table - g.grid.table_size;
+  if (others + 1024 >= fit) return;
+  const uint64_t want = fit - others;  // buckets left for the group
+  const double ns = double(g.end - g.begin);
+  double width = std::ldexp(d0, groups[big].top_level) * kCellFraction;
+  double scale = std::pow(double(g.grid.table_size) / double(want), 1.0 / dim);
+  for (int i = 0; i < 32 && scale < 1.12; ++i, scale *= 1.004) {
+    detail::GridSpec grid =
+        detail::make_grid(dom, dim, width * scale, bounds.centre_lo, bounds.centre_hi);
+    const double cells = detail::choose_buckets(grid, g.end - g.begin);
+    if (!grid.dense || grid.table_size > want) continue;
+    if (std::getenv("NESTSIM_TRACE"))
+      std::fprintf(stderr, "hsx: group %zu's cells x%.3f: %llu buckets in all, %d-bit passes\n",
+                   big, scale, (unsigned long long)(others + grid.table_size), pass_bits);
+    g.grid = grid;
+    g.task = task_size_for(ns, cells);
+    g.larger_side = g.larger_side && ns <= kLargerSideMaxPerCell * cells;
+    return;
+  }
+}
+
 template <class Real>
 template <int Dim>
 void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyArrays<Real>& in,
@@ -843,6 +894,9 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
   }
   for (detail::GroupGrid& grid : grids)
     if (grid.brute) grid.item_base = items;  // owns no item
+  const bool radix = detail::radix_grid_sort(options, n);
+  if (radix && kFitRadixBits > 0)
+    fit_radix_passes(grids, groups, dom, bounds, d0, Dim, kFitRadixBits);
   if (options.hsx_small_n < 0 && kGridTestCost * shared > double(n) * double(n - 1) / 2.0) {
     if (phase.on) std::fprintf(stderr, "hsx: crowded cells (>= %g shared pairs): all pairs\n", shared);
     all_pairs<Dim>(in, n);
@@ -858,7 +912,7 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
                    (unsigned long long)g.grid.table_size, g.task.columns,
                    g.larger_side ? " larger-side" : "", g.brute ? " (brute force)" : "");
   }
-  groups_pass<Dim>(grids, to_group, in, n, pad, items, detail::radix_grid_sort(options, n));
+  groups_pass<Dim>(grids, to_group, in, n, pad, items, radix);
 }
 
 template <class Real>
