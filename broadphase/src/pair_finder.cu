@@ -798,7 +798,7 @@ struct PairFinder<Real>::State {
 // cells), until all tables fit the multiple below (bench/NOTES.md v20). The group's task
 // size and larger-side rule follow its new cells. NESTSIM_HSX_FIT_RADIX_BITS: the bits
 // per pass to fit (0: off; the CPU's default, whose thrust sort is a merge sort; the
-// tests use 2 on both backends, to reach the resized grids on small scenes).
+// tests use 1 on both backends, to reach the resized grids on small scenes).
 #if defined(NESTSIM_BACKEND_CUDA)
 const int kFitRadixBits = int(env_or("NESTSIM_HSX_FIT_RADIX_BITS", 8));
 #else
@@ -817,12 +817,14 @@ void fit_radix_passes(std::vector<detail::GroupGrid>& grids, const std::vector<G
   }
   int bits = 1;
   while (bits < 32 && (uint64_t(1) << bits) < table) ++bits;
-  if (big == grids.size() || bits <= pass_bits || bits % pass_bits == 0) return;
-  const uint64_t fit = uint64_t(1) << (bits / pass_bits * pass_bits);
+  // Sorted in ceil(bits / pass_bits) passes; one fewer fits `target` bits.
+  const int target = (bits + pass_bits - 1) / pass_bits * pass_bits - pass_bits;
+  if (big == grids.size() || target < 1) return;
+  const uint64_t fit = uint64_t(1) << target;
   if (double(table) > 1.35 * double(fit)) return;
   detail::GroupGrid& g = grids[big];
   const uint64_t others = table - g.grid.table_size;
-  if (others + 1024 >= fit) return;
+  if (others >= fit) return;
   const uint64_t want = fit - others;  // buckets left for the group
   const double ns = double(g.end - g.begin);
   double width = std::ldexp(d0, groups[big].top_level) * kCellFraction;
