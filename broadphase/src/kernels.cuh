@@ -432,7 +432,7 @@ struct TestAgainst {
     for (; t < end; ++t) (*this)(t);
   }
   // A walk that tests its own candidates walks its own columns (WarpRanges defers them).
-  NESTSIM_HD bool defers(const GridSpec&) const { return false; }
+  NESTSIM_HD bool defers(const GridSpec&, uint64_t) const { return false; }
   template <class T>
   NESTSIM_HD void defer_columns(const LargePlan&, T, T, uint32_t, uint32_t, uint64_t, uint64_t,
                                 uint32_t) {}
@@ -556,9 +556,11 @@ struct RangeSlots {
     if (!slots.keep(t, end, slots.lane)) test.range(t, end);
   }
   // Whether the walk hands the columns of a dense window to the warp (defer_columns).
-  // (A dense table below 2^30 cells: its cells and keys fit ColumnJob's 32 bits.)
-  NESTSIM_HD bool defers(const GridSpec& g) const {
-    return slots.defer && g.dense && g.table_size < (uint64_t(1) << 30);
+  // (A dense table below 2^30 cells: its cells and keys fit ColumnJob's 32 bits; at
+  // most 2^26 columns per lane: the warp's sum of them fits 32 bits.)
+  NESTSIM_HD bool defers(const GridSpec& g, uint64_t columns) const {
+    return slots.defer && g.dense && g.table_size < (uint64_t(1) << 30) &&
+           columns <= (uint64_t(1) << 26);
   }
   template <class T>
   NESTSIM_HD void defer_columns(const LargePlan& p, T outer, T inner, uint32_t first,
@@ -747,7 +749,7 @@ struct GroupSmallPairs {
       const LargePlan p = plan_large<Dim>(grp.grid, x, outer, grp.end - grp.begin, grp.task);
       if (!p.direct) {
         const uint64_t own = Larger ? 0 : s.key(a);
-        if (body.defers(grp.grid)) {  // the warp walks the columns (walk_warp_column)
+        if (body.defers(grp.grid, p.columns)) {  // the warp walks them (walk_warp_column)
           body.defer_columns(p, outer, Real(0), first, uint32_t(&grp - s.groups), 0, p.columns,
                              Larger ? kNoRowSkip : uint32_t(own));
           return;
@@ -850,7 +852,7 @@ struct GroupLargePairs {
     const uint64_t first = local * grp.task.columns;
     const uint64_t last =
         first + grp.task.columns < plan.columns ? first + grp.task.columns : plan.columns;
-    if (body.defers(grp.grid)) {  // the warp walks the columns (walk_warp_column)
+    if (body.defers(grp.grid, last - first)) {  // the warp walks them (walk_warp_column)
       body.defer_columns(plan, outer, inner, 0u, uint32_t(&grp - s.groups), first, last - first,
                          kNoRowSkip);
       return;
