@@ -496,11 +496,10 @@ struct RangeSlots;
 // collector of its ranges.
 template <class Real>
 struct WarpRanges {
-  static constexpr bool kCanDefer = true;
   WarpShared<Real>* w;
   uint32_t lane;
   uint32_t limit = kWarpSlots;  // ranges kept at most (fewer: the tests' overflow case)
-  bool defer = true;   // dense windows' columns deferred to the warp (warp_columns)
+  bool defer = true;   // dense windows' columns deferred to the warp (walk_warp_column)
   uint32_t count = 0;  // ranges kept
   uint32_t sum = 0;    // their candidates
   uint32_t columns = 0;  // columns deferred (w->job[lane])
@@ -586,11 +585,17 @@ struct AtomicEmitter {
 // lane whose offset is <= j (lanes without candidates share the next lane's offset, so
 // the last such lane has some), then to the first of its ranges whose running sum
 // exceeds j's rank in the lane.
-template <class Real>
-NESTSIM_HD inline uint32_t warp_candidate(const WarpShared<Real>& w, uint32_t j, uint32_t& owner) {
+// The last lane whose offset is <= j, by a 5-step search (offsets ascend with the lane);
+// numbers candidates here and deferred columns in warp_tested_items.
+NESTSIM_HD inline uint32_t warp_lane_of(const uint32_t* offset, uint32_t j) {
   uint32_t l = 0;
   for (uint32_t step = 16; step; step >>= 1)
-    if (w.offset[l + step] <= j) l += step;
+    if (offset[l + step] <= j) l += step;
+  return l;
+}
+template <class Real>
+NESTSIM_HD inline uint32_t warp_candidate(const WarpShared<Real>& w, uint32_t j, uint32_t& owner) {
+  const uint32_t l = warp_lane_of(w.offset, j);
   const uint32_t rank = j - w.offset[l];
   uint32_t k = 0;
   while (w.end_sum[k][l] <= rank) ++k;

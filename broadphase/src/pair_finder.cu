@@ -394,11 +394,9 @@ __global__ void __launch_bounds__(kWarpBlockThreads<Real>,
     if (total > 0) {
       w.offset[lane] = end - columns;
       __syncwarp();
-      // Column j belongs to the last lane whose offset is <= j (as in warp_candidate).
+      // Column j belongs to the last lane whose offset is <= j.
       for (uint32_t j = lane; j < total; j += 32) {
-        uint32_t l = 0;
-        for (uint32_t d = 16; d; d >>= 1)
-          if (w.offset[l + d] <= j) l += d;
+        const uint32_t l = detail::warp_lane_of(w.offset, j);
         detail::walk_warp_column<Real, Step::dim>(step.v.s, step.v.space, w, ranges, e, l,
                                                   j - w.offset[l]);
       }
@@ -896,14 +894,14 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
   }
   for (detail::GroupGrid& grid : grids)
     if (grid.brute) grid.item_base = items;  // owns no item
-  const bool radix = detail::radix_grid_sort(options, n);
-  if (radix && kFitRadixBits > 0)
-    fit_radix_passes(grids, groups, dom, bounds, d0, Dim, kFitRadixBits);
   if (options.hsx_small_n < 0 && kGridTestCost * shared > double(n) * double(n - 1) / 2.0) {
     if (phase.on) std::fprintf(stderr, "hsx: crowded cells (>= %g shared pairs): all pairs\n", shared);
     all_pairs<Dim>(in, n);
     return;
   }
+  const bool radix = detail::radix_grid_sort(options, n);
+  if (radix && kFitRadixBits > 0)
+    fit_radix_passes(grids, groups, dom, bounds, d0, Dim, kFitRadixBits);
   phase.mark("bounds, level histogram");
   static const bool trace = std::getenv("NESTSIM_TRACE") != nullptr;
   if (trace) {
