@@ -6,7 +6,9 @@
 // time per call (after one warm-up; device events on CUDA), pairs found, and the same
 // for the brute-force reference where N <= --brute-max-n, and the floor (issue 5): one
 // copy on the same device of the bytes a find() must read and write (centres, radii,
-// thicknesses, pairs), with time / floor.
+// thicknesses, pairs), with time / floor. Method hsx-any: the same search with the pairs
+// left on the device in the order found (BroadphaseOptions::sort_pairs = false), as the
+// HSX paper's code and chrono::collide return them; hsx sorts them by (i, j).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -32,16 +34,19 @@ struct Row {
 
 
 template <class Real>
-Row measure(const std::string& name, const scenes::Scene& s, Method method, int repeats) {
+Row measure(const std::string& name, const scenes::Scene& s, Method method, int repeats,
+            bool sort_pairs = true) {
   BroadphaseOptions o;
   o.method = method;
+  o.sort_pairs = sort_pairs;
   o.domain.dim = s.domain.dim;
   Broadphase<Real> finder(o);
   finder.upload(scenes::converted<Real>(s.bodies));
   const Timings t = finder.time(repeats, false);
   const uint64_t pairs = finder.pair_count();
   const double floor_ms = finder.time_floor(repeats, s.domain.dim).median();
-  Row r{name, to_string(method), s.bodies.size(), t.median(), t.min(), pairs, floor_ms};
+  Row r{name, std::string(to_string(method)) + (sort_pairs ? "" : "-any"), s.bodies.size(),
+        t.median(), t.min(), pairs, floor_ms};
   std::printf("%-28s %-8s %10zu %12.4f %12.4f %14llu %10.4f %8.1f\n", r.scene.c_str(),
               r.method.c_str(), r.n, r.median_ms, r.min_ms, static_cast<unsigned long long>(r.pairs),
               r.floor_ms, r.median_ms / std::max(r.floor_ms, 1e-9));
@@ -72,6 +77,7 @@ int run(const std::vector<std::size_t>& sizes, int repeats, std::size_t brute_ma
       char name[64];
       std::snprintf(name, sizeof name, "exponential phi=%.1f", phi);
       rows.push_back(measure<Real>(name, s, Method::hsx, repeats));
+      rows.push_back(measure<Real>(name, s, Method::hsx, repeats, false));
       if (n <= brute_max) rows.push_back(measure<Real>(name, s, Method::brute, repeats));
     }
   }

@@ -65,6 +65,10 @@ void check_scene(const SceneCase& c) {
         check_method(label + " (grid, radix sort)", bodies, o, reference);
         o.grid_sort = GridSort::counting;
         by_overlap[overlap == Overlap::hollow ? 0 : 1] = check_method(label + " (grid)", bodies, o, reference);
+        // find() leaving the pairs in the order found; pairs() sorts them.
+        o.sort_pairs = false;
+        check_method(label + " (grid, pairs in the order found)", bodies, o, reference);
+        o.sort_pairs = true;
         o.hsx_small_n = kAlwaysAllPairs;
         check_method(label + " (all pairs)", bodies, o, reference);
         continue;
@@ -153,19 +157,24 @@ TEST_CASE("many concentric shells: the automatic mode gives the same (no) pairs"
 
 TEST_CASE("neighbour lists hold every pair in both directions, ascending") {
   const scenes::Scene s = scenes::cell_like(2000, 30);
+  for (bool sort_pairs : {true, false}) {
+  CAPTURE(sort_pairs);
   BroadphaseOptions o;
+  o.sort_pairs = sort_pairs;
+  o.hsx_small_n = 0;  // the grid, whose pairs come in the order found
   Broadphase<double> finder(o);
   finder.upload(s.bodies);
-  finder.find();
-  const PairList pairs = finder.pairs();
+  const uint64_t found = finder.find();
   const NeighborLists lists = finder.neighbor_lists();
+  const std::vector<Pair> pairs = reference_pairs(s.bodies, o);
+  REQUIRE(found == pairs.size());
   const std::size_t n = s.bodies.size();
   REQUIRE(lists.offsets.size() == n + 1);
   REQUIRE(lists.neighbors.size() == 2 * pairs.size());
   std::vector<std::vector<uint32_t>> expected(n);
-  for (std::size_t k = 0; k < pairs.size(); ++k) {
-    expected[pairs.i[k]].push_back(pairs.j[k]);
-    expected[pairs.j[k]].push_back(pairs.i[k]);
+  for (const Pair& p : pairs) {
+    expected[p.first].push_back(p.second);
+    expected[p.second].push_back(p.first);
   }
   std::size_t wrong = 0;
   for (std::size_t b = 0; b < n; ++b) {
@@ -175,6 +184,7 @@ TEST_CASE("neighbour lists hold every pair in both directions, ascending") {
     if (got != expected[b]) ++wrong;
   }
   CHECK(wrong == 0);
+  }
 }
 
 TEST_CASE("repeated calls on one finder give the same pairs") {

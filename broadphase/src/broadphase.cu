@@ -88,6 +88,7 @@ uint64_t Broadphase<Real>::pair_count() const {
 
 template <class Real>
 PairList Broadphase<Real>::pairs() const {
+  impl_->finder.sort_keys();  // where find() left them in the order found
   const uint64_t p = impl_->finder.pair_count();
   std::vector<uint64_t> keys(p);
   thrust::copy_n(impl_->finder.keys().begin(), p, keys.begin());

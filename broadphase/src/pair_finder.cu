@@ -667,6 +667,8 @@ struct PairFinder<Real>::State {
   detail::HostStage stage;     // the read-backs (plan, totals)
   thrust::device_vector<uint64_t> keys;
   uint64_t pair_count = 0;
+  bool keys_sorted = true;  // keys[0, pair_count) ascending (sort_pairs, or sort_keys())
+  uint32_t n = 0;           // the bodies of the last find()
   detail::CachingAllocator alloc;  // Thrust temporaries, kept across calls
   device::PairwiseBuffers pairwise;  // the scheduled brute-force methods
   detail::SolidGrids<Real> solid_grids;  // grid_uniform, grid_aabb (solid_grids.cu)
@@ -985,19 +987,27 @@ uint64_t PairFinder<Real>::find(const SphereView<Real>& bodies, bool count_only)
   s.pair_count = 0;
   s.count_only = count_only;
   s.fused = false;
+  s.keys_sorted = true;  // until a method below leaves them in the order found
   const uint32_t n = bodies.n;
+  s.n = n;
   if (n < 2) return 0;
-  ensure_size(s.r_eff, n);
-  ensure_size(s.q_eff, n);
   s.phase.flush();  // a find() that returned early
   s.phase.mark("(before find)");
-  for_each_index(n, EffectiveRadii<Real>{bodies.radius, bodies.thickness, raw(s.r_eff),
-                                         raw(s.q_eff), Real(options_.skin),
-                                         options_.overlap == Overlap::solid});
   BodyArrays<Real> in;
   for (int a = 0; a < 3; ++a) in.pos[a] = bodies.pos[a];
-  in.radius = raw(s.r_eff);
-  in.thickness = raw(s.q_eff);
+  in.radius = bodies.radius;
+  in.thickness = bodies.thickness;
+  // Hollow bodies without a skin are searched as they are (0 <= q <= r, the
+  // precondition): no copy. Else each body's effective radius and thickness.
+  if (options_.skin > 0 || options_.overlap == Overlap::solid) {
+    ensure_size(s.r_eff, n);
+    ensure_size(s.q_eff, n);
+    for_each_index(n, EffectiveRadii<Real>{bodies.radius, bodies.thickness, raw(s.r_eff),
+                                           raw(s.q_eff), Real(options_.skin),
+                                           options_.overlap == Overlap::solid});
+    in.radius = raw(s.r_eff);
+    in.thickness = raw(s.q_eff);
+  }
 
   const bool three = options_.domain.dim == 3;
   // brute and hsx append to keys after a running total kept on the device; the host
@@ -1049,10 +1059,22 @@ uint64_t PairFinder<Real>::find(const SphereView<Real>& bodies, bool count_only)
       s.pair_count = s.solid_grids.aabb(options_, in, n, s.space, count_only, s.keys);
       break;
   }
-  if (!count_only) s.sort_keys(n);
-  s.phase.mark("sort pairs");
+  s.keys_sorted = count_only;
+  if (!count_only && options_.sort_pairs) {
+    s.sort_keys(n);
+    s.keys_sorted = true;
+    s.phase.mark("sort pairs");
+  }
   s.phase.flush();
   return s.pair_count;
+}
+
+template <class Real>
+void PairFinder<Real>::sort_keys() {
+  State& s = *state_;
+  if (s.keys_sorted) return;
+  s.sort_keys(s.n);
+  s.keys_sorted = true;
 }
 
 template <class Real>

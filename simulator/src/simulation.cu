@@ -402,6 +402,7 @@ struct Simulation::Impl {
       // The finder searches every body with r + skin_f: a pair is listed out to 2 skin_f
       // beyond contact; bodies that moved at most skin / 2 each need skin.
       o.skin = 0.5 * skin;
+      o.sort_pairs = false;  // neighbor_lists() sorts both directions of every pair
       finder = std::make_unique<device::PairFinder<double>>(o);
     }
     device::SphereView<double> bodies;

@@ -44,8 +44,12 @@ class PairFinder {
   }
 
   // Finds every pair among the bodies. Unless count_only, keys() then holds the
-  // pairs as pair_key()s, sorted ascending. Returns the number of pairs.
+  // pairs as pair_key()s, sorted ascending (options().sort_pairs; else in the order
+  // found until sort_keys()). Returns the number of pairs. The bodies must satisfy
+  // 0 <= thickness <= radius (predicates.h; Broadphase::upload validates them).
   uint64_t find(const SphereView<Real>& bodies, bool count_only = false);
+  // Sorts keys() ascending if the last find() left them in the order found.
+  void sort_keys();
 
   // The pairs of the last find(); only the first pair_count() entries are valid.
   const thrust::device_vector<uint64_t>& keys() const;
