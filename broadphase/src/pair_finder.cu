@@ -723,34 +723,49 @@ struct PairFinder<Real>::State {
     for_each_index(1, AddTotal{raw(total), raw(offsets) + items});
   }
 
-  // Sorts keys[0, pair_count) ascending. On CUDA, a pair (i, j) of n bodies needs only
-  // 2 b bits, b = bits of n - 1: the keys are packed to (i << b) | j, radix-sorted on
-  // those bits (5 passes of 8 bits at n = 1e6 instead of 8) and unpacked.
+  // Sorts keys[0, pair_count) ascending. A pair (i, j) of n bodies needs only 2 b bits,
+  // b = bits of n - 1: the keys are packed to (i << b) | j, sorted on those bits (on
+  // CUDA, radix passes of 8 bits: 5 at n = 1e6 instead of 8) and unpacked.
   thrust::device_vector<uint64_t> keys_alt;
   thrust::device_vector<detail::Extent> extent_scratch;
   void sort_keys(uint32_t n) {
     const uint64_t p = pair_count;
     if (p < 2) return;
-#if defined(NESTSIM_BACKEND_CUDA)
-    int b = 1;
-    while (b < 32 && (uint64_t(1) << b) < uint64_t(n)) ++b;
+    const int b = index_bits(n);
     ensure_size(keys_alt, p);
     thrust::transform(detail::nosync(), keys.begin(), keys.begin() + p, keys_alt.begin(),
                       PackKey{b});
-    cub::DoubleBuffer<uint64_t> buffers(raw(keys_alt), raw(keys));
+    const uint64_t* sorted = sort_packed(raw(keys_alt), raw(keys), p, 2 * b);
+    thrust::transform(detail::nosync(), thrust::device_pointer_cast(sorted),
+                      thrust::device_pointer_cast(sorted) + p, keys.begin(), UnpackKey{b});
+  }
+  // Bits of an index below n (at least 1).
+  static int index_bits(uint32_t n) {
+    int b = 1;
+    while (b < 32 && (uint64_t(1) << b) < uint64_t(n)) ++b;
+    return b;
+  }
+  // Sorts `count` keys below 2^bits, in `keys` with `alt` as scratch of the same size;
+  // returns the buffer that holds them sorted (either).
+  uint64_t* sort_packed(uint64_t* keys_in, uint64_t* alt, uint64_t count, int bits) {
+#if defined(NESTSIM_BACKEND_CUDA)
+    cub::DoubleBuffer<uint64_t> buffers(keys_in, alt);
     std::size_t bytes = 0;
-    NESTSIM_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, buffers, p, 0, 2 * b));
+    NESTSIM_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, buffers, count, 0, bits));
     char* temp = alloc.allocate(std::ptrdiff_t(bytes));
-    NESTSIM_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp, bytes, buffers, p, 0, 2 * b));
+    NESTSIM_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(temp, bytes, buffers, count, 0, bits));
     alloc.deallocate(temp, bytes);
-    thrust::transform(detail::nosync(), thrust::device_pointer_cast(buffers.Current()),
-                      thrust::device_pointer_cast(buffers.Current()) + p, keys.begin(),
-                      UnpackKey{b});
+    return buffers.Current();
 #else
-    (void)n;
-    thrust::sort(detail::policy(alloc), keys.begin(), keys.begin() + p);
+    (void)alt;
+    (void)bits;
+    thrust::sort(detail::policy(alloc), thrust::device_pointer_cast(keys_in),
+                 thrust::device_pointer_cast(keys_in) + count);
+    return keys_in;
 #endif
   }
+  // neighbor_lists(): both directions of every pair, packed as (row << b) | column.
+  thrust::device_vector<uint64_t> both, both_alt;
 
   // The HSX walks (steps with walk_with): in the fused pass on the GPU, each warp's
   // candidates tested by all its lanes (warp_tested_items); else emit_pairs.
@@ -1088,32 +1103,49 @@ uint64_t PairFinder<Real>::pair_count() const {
 }
 
 namespace {
-struct Swapped {
-  NESTSIM_HD uint64_t operator()(uint64_t key) const { return (key << 32) | (key >> 32); }
+// Pair k's two directions, packed as (row << bits) | column: (i, j) at k, (j, i) at p + k.
+struct PackBothWays {
+  const uint64_t* keys;
+  uint64_t p;
+  int bits;
+  uint64_t* out;
+  NESTSIM_HD void operator()(uint64_t k) const {
+    const uint64_t i = pair_first(keys[k]), j = pair_second(keys[k]);
+    out[k] = (i << bits) | j;
+    out[p + k] = (j << bits) | i;
+  }
 };
 struct RowStart {
-  NESTSIM_HD uint64_t operator()(uint32_t row) const { return uint64_t(row) << 32; }
+  int bits;
+  NESTSIM_HD uint64_t operator()(uint32_t row) const { return uint64_t(row) << bits; }
 };
-struct SecondOf {
-  NESTSIM_HD uint32_t operator()(uint64_t key) const { return pair_second(key); }
+struct ColumnOf {
+  uint64_t mask;
+  NESTSIM_HD uint32_t operator()(uint64_t packed) const { return uint32_t(packed & mask); }
 };
 }  // namespace
 
+// Both directions of every pair, packed to 2 b bits (b = bits of n - 1) and sorted on
+// those bits only (on CUDA 5 radix passes at n = 1e6, 6 at 1e7, instead of 8 for full
+// 64-bit keys); the order of keys() does not matter (sort_pairs = false suffices).
 template <class Real>
 void PairFinder<Real>::neighbor_lists(uint32_t n, thrust::device_vector<uint64_t>& offsets,
                                       thrust::device_vector<uint32_t>& neighbors) const {
-  const uint64_t p = state_->pair_count;
-  thrust::device_vector<uint64_t> both(2 * p);
-  thrust::copy_n(thrust::device, state_->keys.begin(), p, both.begin());
-  thrust::transform(thrust::device, state_->keys.begin(), state_->keys.begin() + p,
-                    both.begin() + p, Swapped{});
-  thrust::sort(detail::policy(state_->alloc), both.begin(), both.end());
+  State& s = *state_;
+  const uint64_t p = s.pair_count;
+  const int b = State::index_bits(std::max<uint32_t>(n, s.n));
+  ensure_size(s.both, 2 * p);
+  ensure_size(s.both_alt, 2 * p);
+  for_each_index(p, PackBothWays{raw(s.keys), p, b, raw(s.both)});
+  const uint64_t* sorted =
+      p > 0 ? s.sort_packed(raw(s.both), raw(s.both_alt), 2 * p, 2 * b) : raw(s.both);
+  const auto first = thrust::device_pointer_cast(sorted);
   offsets.resize(std::size_t(n) + 1);
-  auto rows = thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0), RowStart{});
-  thrust::lower_bound(thrust::device, both.begin(), both.end(), rows, rows + n + 1,
-                      offsets.begin());
+  auto rows = thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0), RowStart{b});
+  thrust::lower_bound(thrust::device, first, first + 2 * p, rows, rows + n + 1, offsets.begin());
   neighbors.resize(2 * p);
-  thrust::transform(thrust::device, both.begin(), both.end(), neighbors.begin(), SecondOf{});
+  thrust::transform(thrust::device, first, first + 2 * p, neighbors.begin(),
+                    ColumnOf{(uint64_t(1) << b) - 1});
 }
 
 template class PairFinder<float>;
