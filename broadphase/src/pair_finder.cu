@@ -1133,6 +1133,7 @@ void PairFinder<Real>::neighbor_lists(uint32_t n, thrust::device_vector<uint64_t
                                       thrust::device_vector<uint32_t>& neighbors) const {
   State& s = *state_;
   const uint64_t p = s.pair_count;
+  s.phase.mark("(before lists)");
   const int b = State::index_bits(std::max<uint32_t>(n, s.n));
   ensure_size(s.both, 2 * p);
   ensure_size(s.both_alt, 2 * p);
@@ -1146,6 +1147,9 @@ void PairFinder<Real>::neighbor_lists(uint32_t n, thrust::device_vector<uint64_t
   neighbors.resize(2 * p);
   thrust::transform(thrust::device, first, first + 2 * p, neighbors.begin(),
                     ColumnOf{(uint64_t(1) << b) - 1});
+  s.phase.mark("neighbour lists");
+  if (s.phase.on) std::fprintf(stderr, "    lists of %u bodies, %llu pairs\n", n, (unsigned long long)p);
+  s.phase.flush();
 }
 
 template class PairFinder<float>;
