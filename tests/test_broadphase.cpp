@@ -171,6 +171,14 @@ TEST_CASE("neighbour lists hold every pair in both directions, ascending") {
   const std::size_t n = s.bodies.size();
   REQUIRE(lists.offsets.size() == n + 1);
   REQUIRE(lists.neighbors.size() == 2 * pairs.size());
+  REQUIRE(lists.rows.size() == lists.neighbors.size());
+  CHECK(lists.offsets[0] == 0);
+  CHECK(lists.offsets[n] == lists.neighbors.size());
+  std::size_t wrong_rows = 0;
+  for (std::size_t b = 0; b < n; ++b)
+    for (uint64_t k = lists.offsets[b]; k < lists.offsets[b + 1]; ++k)
+      if (lists.rows[k] != b) ++wrong_rows;
+  CHECK(wrong_rows == 0);
   std::vector<std::vector<uint32_t>> expected(n);
   for (const Pair& p : pairs) {
     expected[p.first].push_back(p.second);
@@ -185,6 +193,18 @@ TEST_CASE("neighbour lists hold every pair in both directions, ascending") {
   }
   CHECK(wrong == 0);
   }
+  // No pairs (nested shells 1 apart, thickness 0.5): every list empty.
+  const scenes::Scene shells = scenes::concentric(300, 3);
+  BroadphaseOptions o;
+  o.hsx_small_n = 0;
+  o.sort_pairs = false;
+  Broadphase<double> finder(o);
+  finder.upload(shells.bodies);
+  REQUIRE(finder.find() == 0);
+  const NeighborLists lists = finder.neighbor_lists();
+  CHECK(lists.offsets == std::vector<uint64_t>(shells.bodies.size() + 1, 0));
+  CHECK(lists.neighbors.empty());
+  CHECK(lists.rows.empty());
 }
 
 TEST_CASE("repeated calls on one finder give the same pairs") {

@@ -105,13 +105,15 @@ PairList Broadphase<Real>::pairs() const {
 template <class Real>
 NeighborLists Broadphase<Real>::neighbor_lists() const {
   thrust::device_vector<uint64_t> offsets;
-  thrust::device_vector<uint32_t> neighbors;
-  impl_->finder.neighbor_lists(impl_->n, offsets, neighbors);
+  thrust::device_vector<uint32_t> neighbors, rows;
+  impl_->finder.neighbor_lists(impl_->n, offsets, neighbors, &rows);
   NeighborLists out;
   out.offsets.resize(offsets.size());
   out.neighbors.resize(neighbors.size());
+  out.rows.resize(rows.size());
   thrust::copy(offsets.begin(), offsets.end(), out.offsets.begin());
   thrust::copy(neighbors.begin(), neighbors.end(), out.neighbors.begin());
+  thrust::copy(rows.begin(), rows.end(), out.rows.begin());
   return out;
 }
 

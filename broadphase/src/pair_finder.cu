@@ -15,8 +15,9 @@
 //     sums" partition, done as one stable sort);
 //  6. per level: counting-sort grid of S (4.1), small-small pairs (line 6), rim tasks of
 //     L (4.3), count -> scan -> write (4.2), exact test (equation 3) on every candidate;
-//  7. the pair keys sorted: pairs come out sorted by (i, j), whatever the backend.
-#include <thrust/binary_search.h>
+//  7. the pair keys sorted (BroadphaseOptions::sort_pairs): pairs come out sorted by
+//     (i, j), whatever the backend.
+#include <thrust/functional.h>
 #if defined(NESTSIM_BACKEND_CUDA)
 #include <cub/device/device_radix_sort.cuh>
 #endif
@@ -1115,22 +1116,36 @@ struct PackBothWays {
     out[p + k] = (j << bits) | i;
   }
 };
-struct RowStart {
+// Entry k of the sorted packed keys: its column into `neighbors`, its row into `rows`
+// (if wanted), and, where a row's entries end, that end into offsets[row + 1] (rows >= n
+// are not listed; a running maximum then fills the rows without entries).
+struct SplitRows {
+  const uint64_t* sorted;
+  uint64_t entries;
   int bits;
-  NESTSIM_HD uint64_t operator()(uint32_t row) const { return uint64_t(row) << bits; }
-};
-struct ColumnOf {
-  uint64_t mask;
-  NESTSIM_HD uint32_t operator()(uint64_t packed) const { return uint32_t(packed & mask); }
+  uint32_t n;
+  uint64_t* offsets;
+  uint32_t* neighbors;
+  uint32_t* rows;
+  NESTSIM_HD void operator()(uint64_t k) const {
+    const uint64_t key = sorted[k];
+    const uint64_t row = key >> bits;
+    neighbors[k] = uint32_t(key & ((uint64_t(1) << bits) - 1));
+    if (rows) rows[k] = uint32_t(row);
+    if (row < n && (k + 1 == entries || (sorted[k + 1] >> bits) != row)) offsets[row + 1] = k + 1;
+  }
 };
 }  // namespace
 
 // Both directions of every pair, packed to 2 b bits (b = bits of n - 1) and sorted on
 // those bits only (on CUDA 5 radix passes at n = 1e6, 6 at 1e7, instead of 8 for full
-// 64-bit keys); the order of keys() does not matter (sort_pairs = false suffices).
+// 64-bit keys); the order of keys() does not matter (sort_pairs = false suffices). The
+// rows' ends are marked where the sorted rows change and filled by a running maximum
+// (no binary search per row).
 template <class Real>
 void PairFinder<Real>::neighbor_lists(uint32_t n, thrust::device_vector<uint64_t>& offsets,
-                                      thrust::device_vector<uint32_t>& neighbors) const {
+                                      thrust::device_vector<uint32_t>& neighbors,
+                                      thrust::device_vector<uint32_t>* rows) const {
   State& s = *state_;
   const uint64_t p = s.pair_count;
   s.phase.mark("(before lists)");
@@ -1140,13 +1155,14 @@ void PairFinder<Real>::neighbor_lists(uint32_t n, thrust::device_vector<uint64_t
   for_each_index(p, PackBothWays{raw(s.keys), p, b, raw(s.both)});
   const uint64_t* sorted =
       p > 0 ? s.sort_packed(raw(s.both), raw(s.both_alt), 2 * p, 2 * b) : raw(s.both);
-  const auto first = thrust::device_pointer_cast(sorted);
   offsets.resize(std::size_t(n) + 1);
-  auto rows = thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0), RowStart{b});
-  thrust::lower_bound(thrust::device, first, first + 2 * p, rows, rows + n + 1, offsets.begin());
+  thrust::fill_n(detail::nosync(), offsets.begin(), std::size_t(n) + 1, uint64_t(0));
   neighbors.resize(2 * p);
-  thrust::transform(thrust::device, first, first + 2 * p, neighbors.begin(),
-                    ColumnOf{(uint64_t(1) << b) - 1});
+  if (rows) rows->resize(2 * p);
+  for_each_index(2 * p, SplitRows{sorted, 2 * p, b, n, raw(offsets), raw(neighbors),
+                                  rows ? raw(*rows) : nullptr});
+  thrust::inclusive_scan(detail::policy(s.alloc), offsets.begin(), offsets.end(), offsets.begin(),
+                         thrust::maximum<uint64_t>());
   s.phase.mark("neighbour lists");
   if (s.phase.on) std::fprintf(stderr, "    lists of %u bodies, %llu pairs\n", n, (unsigned long long)p);
   s.phase.flush();

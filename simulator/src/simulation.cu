@@ -419,17 +419,15 @@ struct Simulation::Impl {
     }
     bodies.n = used;
     finder->find(bodies);
-    finder->neighbor_lists(used, nbr_offsets, nbrs);
-    if (nbr_offsets.empty()) nbr_offsets.assign(std::size_t(used) + 1, 0);
+    // The rows and the row of each entry (nbr_row), from the lists' sorted keys.
+    finder->neighbor_lists(used, nbr_offsets, nbrs, &nbr_row);
     if (nbrs.empty()) nbrs.resize(1);  // a valid pointer for an empty list
     for (int k = 0; k < 3; ++k) x_built[k] = x[k];
-    // Buffers for the compactions, sized once per build (none in the step loop).
-    entries = nbr_offsets[used];
+    // Buffers for the compactions, sized once per build (none in the step loop). Every
+    // pair's two bodies are below `used`: each pair gives two entries.
+    entries = 2 * finder->pair_count();
     const std::size_t room = std::size_t(std::max<uint64_t>(entries, 1));
     nbr_row.resize(room);
-    thrust::upper_bound(nestsim::detail::policy(alloc), nbr_offsets.begin() + 1,
-                        nbr_offsets.begin() + used + 1, thrust::counting_iterator<uint64_t>(0),
-                        thrust::counting_iterator<uint64_t>(entries), nbr_row.begin());
     mark.assign(std::size_t(entries) + 1, 0);
     kept.resize(std::size_t(entries) + 1);
     sibs.resize(room);

@@ -108,9 +108,12 @@ struct PairList {
 
 // Per-body neighbour lists in compressed sparse rows: the neighbours of body b are
 // neighbors[offsets[b] .. offsets[b + 1]), ascending; each pair appears in both lists.
+// rows[k] is the body whose list holds entry k (the same lists as coordinates: entry k
+// is the pair (rows[k], neighbors[k])).
 struct NeighborLists {
   std::vector<uint64_t> offsets;
   std::vector<uint32_t> neighbors;
+  std::vector<uint32_t> rows;
 };
 
 // Timings of repeated calls, in milliseconds (device events on the CUDA backend).
