@@ -9,7 +9,13 @@
 //   ranks     rank[k] = atomicAdd(&count[bucket[k]], 1)  (BinGroups' atomics, table
 //             of 1.9 N buckets, as HSX's exponential scenes have)
 //   place     dst[start[bucket[k]] + rank[k]] = src[k]  (PlaceSorted)
+//   ranks in order, plain / per warp: the atomics with buckets in order (bucket[k] =
+//             k / 4: four neighbours per bucket, as spatially ordered bodies share
+//             cells), one atomic per thread, or one per bucket and warp (a labelled
+//             partition; measured and rejected for BinGroups, bench/NOTES.md v23);
+//             "ranks/warp" the same per-warp variant on the random buckets
 // Each median of K launches timed with events, in microseconds.
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -50,6 +56,17 @@ __global__ void gather_kernel(const Record* src, const uint32_t* perm, Record* d
 __global__ void ranks_kernel(const uint32_t* bucket, uint32_t* count, uint32_t* rank, uint32_t n) {
   const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k < n) rank[k] = atomicAdd(&count[bucket[k]], 1u);
+}
+__global__ void ranks_warp_kernel(const uint32_t* bucket, uint32_t* count, uint32_t* rank,
+                                  uint32_t n) {
+  namespace cg = cooperative_groups;
+  const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= n) return;
+  const uint32_t b = bucket[k];
+  const cg::coalesced_group peers = cg::labeled_partition(cg::coalesced_threads(), b);
+  uint32_t first = 0;
+  if (peers.thread_rank() == 0) first = atomicAdd(&count[b], peers.size());
+  rank[k] = peers.shfl(first, 0) + peers.thread_rank();
 }
 __global__ void place_kernel(const uint32_t* bucket, const uint32_t* rank, const uint32_t* start,
                              const Record* src, Record* dst, uint32_t n) {
@@ -127,8 +144,24 @@ void run(uint32_t n, int repeats) {
   const double place = median_us(repeats, [&] {
     place_kernel<<<blocks, threads>>>(d_bucket, rank, d_start, src, dst, n);
   });
-  std::printf("%10u %10.1f %10.1f %10.1f %10.1f %10.1f   %.2f\n", n, copy, scatter, gather, ranks,
-              place, place / copy);
+  std::vector<uint32_t> ordered(n);
+  for (uint32_t i = 0; i < n; ++i) ordered[i] = i / 4;
+  uint32_t* d_ordered = device_copy(ordered);
+  const double ranks_ordered = median_us(repeats, [&] {
+    CHECK_CUDA(cudaMemsetAsync(count, 0, (std::size_t(table) + 1) * sizeof(uint32_t)));
+    ranks_kernel<<<blocks, threads>>>(d_ordered, count, rank, n);
+  }) - clear;
+  const double ranks_ordered_warp = median_us(repeats, [&] {
+    CHECK_CUDA(cudaMemsetAsync(count, 0, (std::size_t(table) + 1) * sizeof(uint32_t)));
+    ranks_warp_kernel<<<blocks, threads>>>(d_ordered, count, rank, n);
+  }) - clear;
+  const double ranks_random_warp = median_us(repeats, [&] {
+    CHECK_CUDA(cudaMemsetAsync(count, 0, (std::size_t(table) + 1) * sizeof(uint32_t)));
+    ranks_warp_kernel<<<blocks, threads>>>(d_bucket, count, rank, n);
+  }) - clear;
+  CHECK_CUDA(cudaFree(d_ordered));
+  std::printf("%10u %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f\n", n, copy, scatter,
+              gather, ranks, ranks_random_warp, place, ranks_ordered, ranks_ordered_warp);
   for (void* p : {static_cast<void*>(src), static_cast<void*>(dst), static_cast<void*>(count),
                   static_cast<void*>(rank), static_cast<void*>(d_perm),
                   static_cast<void*>(d_bucket), static_cast<void*>(d_start)})
@@ -158,8 +191,8 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   std::printf("# bench_memory, %s, L2 %d MB; median us of %d launches; 32-byte records\n",
               prop.name, prop.l2CacheSize >> 20, repeats);
-  std::printf("%10s %10s %10s %10s %10s %10s   %s\n", "N", "copy", "scatter", "gather", "ranks",
-              "place", "place/copy");
+  std::printf("%10s %10s %10s %10s %10s %10s %10s %10s %10s\n", "N", "copy", "scatter", "gather",
+              "ranks", "ranks/warp", "place", "ord.ranks", "ord./warp");
   for (uint32_t n : sizes) run(n, repeats);
   return 0;
 }
