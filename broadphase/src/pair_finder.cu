@@ -560,7 +560,8 @@ std::vector<Group> plan_groups(const std::vector<uint32_t>& histogram, int dim, 
 }  // namespace
 
 // With NESTSIM_TRACE set, mark(name) synchronises the device and prints the time since
-// the previous mark: the phases of find(), as a profile would show them.
+// the previous mark (and, on the GPU, the free device memory): the phases of find(), as a
+// profile would show them.
 // NESTSIM_TRACE=events instead records a CUDA event and the host's clock at each mark,
 // without synchronising, and prints both timelines when find() ends (flush): where the
 // GPU's clock advances no further than the host's, the GPU waited for the host (launch
@@ -595,12 +596,18 @@ struct PhaseTrace {
       host_ms.push_back(std::chrono::duration<double, std::milli>(now - last).count());
       return;
     }
+    double free_gib = -1;  // the device's free memory after the phase (GPU only)
 #if defined(NESTSIM_BACKEND_CUDA)
     NESTSIM_CUDA_CHECK(cudaDeviceSynchronize());
+    std::size_t free_bytes = 0, total_bytes = 0;
+    NESTSIM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    free_gib = double(free_bytes) / double(1u << 30);
 #endif
     const auto after = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "    %-22s %8.3f ms\n", name,
+    std::fprintf(stderr, "    %-22s %8.3f ms", name,
                  std::chrono::duration<double, std::milli>(after - last).count());
+    if (free_gib >= 0) std::fprintf(stderr, "   free %.2f GiB", free_gib);
+    std::fprintf(stderr, "\n");
     last = after;
   }
   // Events mode: per mark, the GPU's clock and the host's since the first mark.
