@@ -385,6 +385,15 @@ inline bool radix_grid_sort(const BroadphaseOptions& options, uint32_t n) {
   return double(n) >= min_n;
 }
 
+// The bits a radix sort needs for values below `count` (at least 1, at most 32): the
+// keys of the sort into cells, the packed pair keys, and fit_radix_passes' plan of the
+// former's passes.
+inline int radix_bits(uint64_t count) {
+  int bits = 1;
+  while (bits < 32 && (uint64_t(1) << bits) < count) ++bits;
+  return bits;
+}
+
 // Bodies sorted by (group, bucket) into one table, for every group at once; its buffers
 // kept across calls. Two sorts, the same order of buckets (within a bucket the counting
 // sort's order varies; no result depends on it):
@@ -462,8 +471,7 @@ struct SortedGrid {
     ensure_size(body_index, n);
     thrust::sequence(exec, body_index.begin(), body_index.begin() + n, 0u);
 #if defined(NESTSIM_BACKEND_CUDA)
-    int bits = 1;
-    while (bits < 32 && (uint64_t(1) << bits) < table) ++bits;
+    const int bits = radix_bits(table);
     std::size_t bytes = 0;
     NESTSIM_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, raw(bucket_of),
                                                        raw(sorted_bucket), raw(body_index),

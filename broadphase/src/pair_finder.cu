@@ -739,19 +739,13 @@ struct PairFinder<Real>::State {
   void sort_keys(uint32_t n) {
     const uint64_t p = pair_count;
     if (p < 2) return;
-    const int b = index_bits(n);
+    const int b = detail::radix_bits(n);
     ensure_size(keys_alt, p);
     thrust::transform(detail::nosync(), keys.begin(), keys.begin() + p, keys_alt.begin(),
                       PackKey{b});
     const uint64_t* sorted = sort_packed(raw(keys_alt), raw(keys), p, 2 * b);
     thrust::transform(detail::nosync(), thrust::device_pointer_cast(sorted),
                       thrust::device_pointer_cast(sorted) + p, keys.begin(), UnpackKey{b});
-  }
-  // Bits of an index below n (at least 1).
-  static int index_bits(uint32_t n) {
-    int b = 1;
-    while (b < 32 && (uint64_t(1) << b) < uint64_t(n)) ++b;
-    return b;
   }
   // Sorts `count` keys below 2^bits, in `keys` with `alt` as scratch of the same size;
   // returns the buffer that holds them sorted (either).
@@ -838,8 +832,7 @@ void fit_radix_passes(std::vector<detail::GroupGrid>& grids, const std::vector<G
         (big == grids.size() || grids[k].grid.table_size > grids[big].grid.table_size))
       big = k;
   }
-  int bits = 1;
-  while (bits < 32 && (uint64_t(1) << bits) < table) ++bits;
+  const int bits = detail::radix_bits(table);  // as radix_sort_buckets sorts them
   // Sorted in ceil(bits / pass_bits) passes; one fewer fits `target` bits.
   const int target = (bits + pass_bits - 1) / pass_bits * pass_bits - pass_bits;
   if (big == grids.size() || target < 1) return;
@@ -1156,7 +1149,7 @@ void PairFinder<Real>::neighbor_lists(uint32_t n, thrust::device_vector<uint64_t
   State& s = *state_;
   const uint64_t p = s.pair_count;
   s.phase.mark("(before lists)");
-  const int b = State::index_bits(std::max<uint32_t>(n, s.n));
+  const int b = detail::radix_bits(std::max<uint32_t>(n, s.n));
   ensure_size(s.both, 2 * p);
   ensure_size(s.both_alt, 2 * p);
   for_each_index(p, PackBothWays{raw(s.keys), p, b, raw(s.both)});

@@ -427,7 +427,7 @@ struct Simulation::Impl {
     // pair's two bodies are below `used`: each pair gives two entries.
     entries = 2 * finder->pair_count();
     const std::size_t room = std::size_t(std::max<uint64_t>(entries, 1));
-    nbr_row.resize(room);
+    nbr_row.resize(room);  // already 2 entries per pair; one when there are none
     mark.assign(std::size_t(entries) + 1, 0);
     kept.resize(std::size_t(entries) + 1);
     sibs.resize(room);
