@@ -1,10 +1,14 @@
-// Speed of the simulation engine on a crowded cell: 1 cell, 1,000 compartments (100
-// lysosomes holding 2 vesicles each, 700 free vesicles) and N proteins (85% in the
+// Speed of the simulation engine on a crowded cell: 1 cell, C compartments (C / 10
+// lysosomes holding 2 vesicles each, 7 C / 10 free vesicles) and N proteins (85% in the
 // cytosol, 10% in compartment lumens, 5% bound to compartment membranes), units nm and us.
+// C is 1,000 up to 1e7 proteins and grows with N beyond (N / 10,000), so that the
+// compartments' loads stay those of the 1e7 cell: with 1,000 compartments, 1e8 proteins
+// would put 5,000 receptors on a vesicle's 18,000 nm^2 (5x its area) and 10,000 proteins
+// in its lumen (4x its volume); --compartments sets C (a multiple of 10).
 // Prints steps/s, body-steps/s and the time split by phase; --csv appends a row.
 //
-//   bench_simulator [--proteins N] [--steps S] [--dt DT] [--skin SKIN] [--output-every K]
-//                   [--seed SEED] [--csv FILE]
+//   bench_simulator [--proteins N] [--compartments C] [--steps S] [--dt DT] [--skin SKIN]
+//                   [--output-every K] [--seed SEED] [--csv FILE]
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -26,7 +30,7 @@ using Vec = std::array<double, 3>;
 namespace {
 
 struct Args {
-  uint64_t proteins = 100000, steps = 100, output_every = 25, seed = 1;
+  uint64_t proteins = 100000, compartments = 0, steps = 100, output_every = 25, seed = 1;
   double dt = 1e-4, skin = 3.0;  // 0.1 ns steps: sigma = 0.045 nm for D = 10 nm^2/us
   std::string csv;
 };
@@ -38,6 +42,7 @@ Args parse(int argc, char** argv) {
     if (i + 1 >= argc) throw std::invalid_argument("missing value after " + key);
     const std::string value = argv[++i];
     if (key == "--proteins") a.proteins = std::stoull(value);
+    else if (key == "--compartments") a.compartments = std::stoull(value);
     else if (key == "--steps") a.steps = std::stoull(value);
     else if (key == "--output-every") a.output_every = std::stoull(value);
     else if (key == "--seed") a.seed = std::stoull(value);
@@ -46,6 +51,8 @@ Args parse(int argc, char** argv) {
     else if (key == "--csv") a.csv = value;
     else throw std::invalid_argument("unknown option " + key);
   }
+  if (a.compartments == 0) a.compartments = std::max<uint64_t>(1000, a.proteins / 10000 / 10 * 10);
+  if (a.compartments % 10 != 0) throw std::invalid_argument("--compartments must be a multiple of 10");
   return a;
 }
 
@@ -105,7 +112,9 @@ Setup crowded_cell(const Args& a) {
   const uint32_t protein = kind("protein", false, 2.5, 2.5, 10);
   const uint32_t receptor = kind("receptor", false, 2.5, 2.5, 1);
   const double protein_volume = 4.0 / 3.0 * kPi * 2.5 * 2.5 * 2.5;
-  const double compartments_volume = 100 * 4.0 / 3.0 * kPi * std::pow(150, 3) + 700 * 4.0 / 3.0 * kPi * std::pow(40, 3);
+  const uint64_t lysosomes = a.compartments / 10, free_vesicles = 7 * a.compartments / 10;
+  const double compartments_volume = double(lysosomes) * 4.0 / 3.0 * kPi * std::pow(150, 3) +
+                                     double(free_vesicles) * 4.0 / 3.0 * kPi * std::pow(40, 3);
   const double R = std::cbrt((double(a.proteins) * protein_volume / 0.15 + 5 * compartments_volume) * 3 / (4 * kPi)) + 20;
   s.kinds[cell].radius = R;
   s.box = {2 * R + 20, 2 * R + 20, 2 * R + 20};
@@ -153,13 +162,13 @@ Setup crowded_cell(const Args& a) {
     }
     throw std::runtime_error("could not place the compartments");
   };
-  for (int l = 0; l < 100; ++l) {
+  for (uint64_t l = 0; l < lysosomes; ++l) {
     const int64_t lys = place_compartment(lysosome, 150);
     const Vec p = s.bodies[lys].position;
     body(vesicle, {p[0] + 60, p[1], p[2]}, lys, -1);
     body(vesicle, {p[0] - 60, p[1], p[2]}, lys, -1);
   }
-  for (int v = 0; v < 700; ++v) place_compartment(vesicle, 40);
+  for (uint64_t v = 0; v < free_vesicles; ++v) place_compartment(vesicle, 40);
   std::vector<int64_t> compartments;
   for (std::size_t i = 1; i < s.bodies.size(); ++i) compartments.push_back(int64_t(i));
   // Proteins: bound, in lumens, in the cytosol.
@@ -223,8 +232,8 @@ int main(int argc, char** argv) {
     const double bodies = double(s.bodies.size());
     const double total = t.integrate + t.broadphase + t.forces + t.output;
     std::printf("backend        %s\n", Simulation::backend_name().c_str());
-    std::printf("bodies         %.0f (1 cell, 1000 compartments, %llu proteins); setup %.1f s\n", bodies,
-                (unsigned long long)a.proteins, setup_s);
+    std::printf("bodies         %.0f (1 cell, %llu compartments, %llu proteins); setup %.1f s\n", bodies,
+                (unsigned long long)a.compartments, (unsigned long long)a.proteins, setup_s);
     std::printf("steps          %llu, dt %g us, skin %g nm, list builds %llu, rejected moves %llu\n",
                 (unsigned long long)a.steps, a.dt, sim.skin(), (unsigned long long)t.rebuilds,
                 (unsigned long long)sim.rejected_moves());

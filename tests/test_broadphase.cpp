@@ -165,7 +165,13 @@ TEST_CASE("neighbour lists hold every pair in both directions, ascending") {
   Broadphase<double> finder(o);
   finder.upload(s.bodies);
   const uint64_t found = finder.find();
+  // Twice: the second call reuses (or, with NESTSIM_LIST_KEEP_BYTES=0, reallocates) the
+  // sort's buffers of the first.
+  const NeighborLists once = finder.neighbor_lists();
   const NeighborLists lists = finder.neighbor_lists();
+  CHECK(lists.offsets == once.offsets);
+  CHECK(lists.neighbors == once.neighbors);
+  CHECK(lists.rows == once.rows);
   const std::vector<Pair> pairs = reference_pairs(s.bodies, o);
   REQUIRE(found == pairs.size());
   const std::size_t n = s.bodies.size();

@@ -54,6 +54,13 @@ void ensure_size(thrust::device_vector<T>& v, std::size_t n) {
   }
 }
 
+// Frees a buffer's memory (clear() alone keeps the capacity).
+template <class T>
+void release(thrust::device_vector<T>& v) {
+  v.clear();
+  v.shrink_to_fit();
+}
+
 // Small copies between host and device (a plan, a few totals, the group table) through
 // one page-locked buffer: from pageable memory the driver stages the bytes itself and
 // a host-to-device copy waits for the device (bench/NOTES.md v18). The copy to the

@@ -495,6 +495,11 @@ const double kLargerSideMaxPerCell = env_or("NESTSIM_HSX_LARGER_SIDE_PER_CELL", 
 // Remaining bodies finished by brute force.
 const uint32_t kBruteRemainder = uint32_t(env_or("NESTSIM_HSX_BRUTE_REMAINDER", 128));
 
+// neighbor_lists() keeps its sort's two buffers for the next call while they hold at
+// most this many bytes (2 GiB: 6.7e7 pairs), and frees them after each call above.
+// NESTSIM_LIST_KEEP_BYTES=0: freed after every call (a test variant takes that path).
+const double kKeepListBuffersBytes = env_or("NESTSIM_LIST_KEEP_BYTES", double(uint64_t(1) << 31));
+
 // HSX over at most this many bodies tests all pairs (BroadphaseOptions::hsx_small_n):
 // the crossover measured in bench/NOTES.md v6, moved down in v9 (the grid path now
 // costs ~0.3 ms at 2e4-3e4 bodies, the tiled all-pairs pass 0.16 ms at 1e4, 0.42 at 2e4).
@@ -1155,14 +1160,21 @@ void PairFinder<Real>::neighbor_lists(uint32_t n, thrust::device_vector<uint64_t
   for_each_index(p, PackBothWays{raw(s.keys), p, b, raw(s.both)});
   const uint64_t* sorted =
       p > 0 ? s.sort_packed(raw(s.both), raw(s.both_alt), 2 * p, 2 * b) : raw(s.both);
-  offsets.resize(std::size_t(n) + 1);
+  detail::resize_discard(offsets, std::size_t(n) + 1);
   thrust::fill_n(detail::nosync(), offsets.begin(), std::size_t(n) + 1, uint64_t(0));
-  neighbors.resize(2 * p);
-  if (rows) rows->resize(2 * p);
+  detail::resize_discard(neighbors, 2 * p);
+  if (rows) detail::resize_discard(*rows, 2 * p);
   for_each_index(2 * p, SplitRows{sorted, 2 * p, b, n, raw(offsets), raw(neighbors),
                                   rows ? raw(*rows) : nullptr});
   thrust::inclusive_scan(detail::policy(s.alloc), offsets.begin(), offsets.end(), offsets.begin(),
                          thrust::maximum<uint64_t>());
+  // The sort's two buffers (16 bytes per entry) are kept for the next call, unless they
+  // are large: then the caller's memory after the lists matters more than one cudaMalloc
+  // per call (the simulator at 1e8 bodies; bench/NOTES.md).
+  if (double(2 * sizeof(uint64_t) * s.both.size()) > kKeepListBuffersBytes) {
+    detail::release(s.both);
+    detail::release(s.both_alt);
+  }
   s.phase.mark("neighbour lists");
   if (s.phase.on) std::fprintf(stderr, "    lists of %u bodies, %llu pairs\n", n, (unsigned long long)p);
   s.phase.flush();

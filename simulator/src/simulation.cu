@@ -426,17 +426,20 @@ struct Simulation::Impl {
     // Buffers for the compactions, sized once per build (none in the step loop). Every
     // pair's two bodies are below `used`: each pair gives two entries.
     entries = 2 * finder->pair_count();
+    // Exact sizes (nestsim::detail::resize_discard): at 1e8 bodies these buffers are tens
+    // of GB, and thrust's resize may double a growing one.
     const std::size_t room = std::size_t(std::max<uint64_t>(entries, 1));
     nbr_row.resize(room);  // already 2 entries per pair; one when there are none
-    mark.assign(std::size_t(entries) + 1, 0);
-    kept.resize(std::size_t(entries) + 1);
-    sibs.resize(room);
-    sib_rows.resize(room);
-    force_nbrs.resize(room);
+    nestsim::detail::resize_discard(mark, std::size_t(entries) + 1);
+    nestsim::detail::resize_discard(kept, std::size_t(entries) + 1);
+    nestsim::detail::resize_discard(force_nbrs, room);
     for (auto* o : {&force_offsets, &chunk_offsets}) o->resize(std::size_t(used) + 1);
-    for (auto& p : partial) p.resize(std::size_t(max_chunks()));
+    for (auto& p : partial) nestsim::detail::resize_discard(p, std::size_t(max_chunks()));
+    thrust::fill(thrust::device, mark.begin() + std::ptrdiff_t(entries), mark.end(), uint8_t(0));
     for_each_index(entries, detail::MarkSibling{view(), raw(nbr_row), raw(mark)});
-    sib_count = compact(nullptr, sibs, &sib_rows);
+    // The sibling entries (a compartment and a body of the same parent) are few: their
+    // buffers are sized to their count.
+    sib_count = compact(nullptr, sibs, &sib_rows, /*size_outputs=*/true);
     built_at = step;
     ++times.rebuilds;
   }
@@ -447,11 +450,18 @@ struct Simulation::Impl {
   // The list entries marked in `mark`, in list order: neighbours into `out`, and row
   // offsets into `offsets` and/or the row of each entry into `rows` (an exclusive scan of
   // the marks places them). Returns the number kept.
+  // With size_outputs, `out` and `rows` are sized to the count first (one read-back);
+  // else they hold `entries` already.
   uint64_t compact(thrust::device_vector<uint64_t>* offsets, thrust::device_vector<uint32_t>& out,
-                   thrust::device_vector<uint32_t>* rows = nullptr) {
+                   thrust::device_vector<uint32_t>* rows = nullptr, bool size_outputs = false) {
     const auto marks = thrust::make_transform_iterator(mark.begin(), Widen{});
     thrust::exclusive_scan(nestsim::detail::policy(alloc), marks, marks + entries + 1,
                            kept.begin(), uint64_t(0));
+    if (size_outputs) {
+      const std::size_t count = std::max<std::size_t>(kept[std::size_t(entries)], 1);
+      nestsim::detail::resize_discard(out, count);
+      if (rows) nestsim::detail::resize_discard(*rows, count);
+    }
     for_each_index(entries, detail::ScatterKept{raw(kept), raw(nbrs), raw(out)});
     if (rows) for_each_index(entries, detail::ScatterKept{raw(kept), raw(nbr_row), raw(*rows)});
     if (offsets)

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <map>
 #include <new>
+#include <stdexcept>
+#include <string>
 
 #if defined(NESTSIM_BACKEND_CUDA)
 #include <thrust/system/cuda/execution_policy.h>
@@ -41,6 +43,12 @@ class CachingAllocator {
       return p;
     }
     char* p = obtain(n);
+    if (!p && !free_.empty()) {  // out of memory: hand the cached blocks back, try again
+      for (auto& [size, q] : free_) release(q);
+      free_.clear();
+      p = obtain(n);
+    }
+    if (!p) throw_out_of_memory(n);
     used_[p] = n;
     return p;
   }
@@ -53,15 +61,28 @@ class CachingAllocator {
   }
 
  private:
+  // A new block, or null when the device (or host) is out of memory.
   static char* obtain(std::size_t n) {
 #if defined(NESTSIM_BACKEND_CUDA)
     void* p = nullptr;
-    NESTSIM_CUDA_CHECK(cudaMalloc(&p, n ? n : 1));
+    const cudaError_t e = cudaMalloc(&p, n ? n : 1);
+    if (e == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();  // clear the error, the caller retries or throws
+      return nullptr;
+    }
+    NESTSIM_CUDA_CHECK(e);
     return static_cast<char*>(p);
 #else
-    void* p = std::malloc(n ? n : 1);
-    if (!p) throw std::bad_alloc();
-    return static_cast<char*>(p);
+    return static_cast<char*>(std::malloc(n ? n : 1));
+#endif
+  }
+  [[noreturn]] static void throw_out_of_memory(std::size_t n) {
+#if defined(NESTSIM_BACKEND_CUDA)
+    throw std::runtime_error("out of GPU memory: a temporary buffer of " +
+                             std::to_string(double(n) / double(1 << 20)) + " MiB does not fit");
+#else
+    (void)n;
+    throw std::bad_alloc();
 #endif
   }
   static void release(char* p) {
@@ -88,6 +109,18 @@ inline auto policy(CachingAllocator& alloc) {
 #else
   return thrust::omp::par(alloc);
 #endif
+}
+
+// Sizes a buffer whose contents are not needed to n elements. Thrust's resize keeps the
+// old contents and may double the capacity when it grows (with the old block alive
+// during the copy); here a buffer that must grow is freed first and allocated at n.
+template <class Vector>
+void resize_discard(Vector& v, std::size_t n) {
+  if (n > v.capacity()) {
+    v.clear();
+    v.shrink_to_fit();
+  }
+  v.resize(n);
 }
 
 // The same without an allocator, for calls that need no temporaries.
