@@ -206,11 +206,17 @@ struct BodyExtent {
   BodyArrays<Real> b;
   int dim;
   NESTSIM_HD Extent operator()(uint32_t i) const {
+    Real p[3] = {0, 0, 0};
+    b.load(i, dim, p);
+    return of(p, b.radius[i], dim);
+  }
+  // The extent of one body at p (axes past dim 0) with radius rr.
+  NESTSIM_HD static Extent of(const Real* p, Real rr, int dim) {
     Extent m;
-    const double r = double(b.radius[i]);
+    const double r = double(rr);
     m.absmax = 0;
     for (int k = 0; k < 3; ++k) {
-      const double x = k < dim ? double(b.pos[k][i]) : 0.0;
+      const double x = k < dim ? double(p[k]) : 0.0;
       m.centre_lo[k] = m.centre_hi[k] = x;
       m.box_lo[k] = k < dim ? x - r : 0.0;
       m.box_hi[k] = k < dim ? x + r : 0.0;
@@ -238,6 +244,11 @@ Extent extent_of(const Policy& exec, const BodyArrays<Real>& bodies, uint32_t n,
 #if defined(NESTSIM_BACKEND_CUDA)
 constexpr int kExtentThreads = 256;
 
+// Bodies each thread loads before it merges them: the loop is latency-bound at 2 blocks
+// per SM, and kExtentUnroll bodies' loads in flight at once take 1e7 bodies' extent from
+// 110 us (ncu, one body per iteration: 1.7 TB/s) towards the bandwidth (bench/NOTES.md v25).
+constexpr int kExtentUnroll = 4;
+
 // Each thread merges a strided share of the bodies in registers, each block merges its
 // threads (cub::BlockReduce) into one Extent per block.
 template <class Real>
@@ -245,12 +256,25 @@ __global__ void extent_blocks(BodyArrays<Real> bodies, uint32_t n, int dim, Exte
                               Extent* out) {
   using BlockReduce = cub::BlockReduce<Extent, kExtentThreads>;
   __shared__ typename BlockReduce::TempStorage temp;
-  const BodyExtent<Real> of{bodies, dim};
   const MergeExtent merge;
   Extent acc = init;
-  for (uint32_t i = blockIdx.x * kExtentThreads + threadIdx.x; i < n;
-       i += gridDim.x * kExtentThreads)
-    acc = merge(acc, of(i));
+  const uint32_t stride = gridDim.x * kExtentThreads;
+  for (uint64_t base = uint64_t(blockIdx.x) * kExtentThreads + threadIdx.x; base < n;
+       base += uint64_t(kExtentUnroll) * stride) {
+    Real p[kExtentUnroll][3], r[kExtentUnroll];
+#pragma unroll
+    for (int u = 0; u < kExtentUnroll; ++u) {
+      const uint64_t i = base + uint64_t(u) * stride;
+      p[u][0] = p[u][1] = p[u][2] = r[u] = 0;
+      if (i < n) {
+        bodies.load(uint32_t(i), dim, p[u]);
+        r[u] = bodies.radius[i];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kExtentUnroll; ++u)
+      if (base + uint64_t(u) * stride < n) acc = merge(acc, BodyExtent<Real>::of(p[u], r[u], dim));
+  }
   const Extent total = BlockReduce(temp).Reduce(acc, merge);
   if (threadIdx.x == 0) out[blockIdx.x] = total;
 }
