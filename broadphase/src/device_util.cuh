@@ -15,12 +15,14 @@
 #include <thrust/transform_reduce.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #if defined(NESTSIM_BACKEND_CUDA)
@@ -61,10 +63,33 @@ void release(thrust::device_vector<T>& v) {
   v.shrink_to_fit();
 }
 
+#if defined(NESTSIM_BACKEND_CUDA)
+// to_host's copy by the GPU itself into mapped page-locked memory, then a flag: the host
+// polls the flag instead of waiting on the stream for a copy engine's transfer
+// (bench/NOTES.md v26: the plan's read-back took ~15 us after its kernels had finished).
+static __global__ void copy_to_mapped(const unsigned char* src, unsigned char* dst, std::size_t bytes,
+                               volatile unsigned* flag, unsigned seq) {
+  const std::size_t words = bytes / 4;
+  const bool aligned =
+      reinterpret_cast<uintptr_t>(src) % 4 == 0 && reinterpret_cast<uintptr_t>(dst) % 4 == 0;
+  const std::size_t start = aligned ? 4 * words : 0;
+  if (aligned)
+    for (std::size_t i = threadIdx.x; i < words; i += blockDim.x)
+      reinterpret_cast<unsigned*>(dst)[i] = reinterpret_cast<const unsigned*>(src)[i];
+  for (std::size_t i = start + threadIdx.x; i < bytes; i += blockDim.x) dst[i] = src[i];
+  __threadfence_system();
+  __syncthreads();
+  if (threadIdx.x == 0) *flag = seq;
+}
+#endif
+
 // Small copies between host and device (a plan, a few totals, the group table) through
-// one page-locked buffer: from pageable memory the driver stages the bytes itself and
-// a host-to-device copy waits for the device (bench/NOTES.md v18). The copy to the
-// device is queued on the stream; the buffer is reused only after it was done.
+// page-locked buffers. From pageable memory the driver stages the bytes itself and a
+// host-to-device copy waits for the device (bench/NOTES.md v18). The copy to the device
+// is queued on the stream; the buffer is reused only after it was done. The copy to the
+// host is written by a one-block kernel into mapped memory and announced by a flag the
+// host polls (NESTSIM_READBACK_POLL=0: a copy engine's transfer and a stream
+// synchronisation instead, as before v26).
 class HostStage {
  public:
   HostStage() = default;
@@ -74,15 +99,28 @@ class HostStage {
 #if defined(NESTSIM_BACKEND_CUDA)
     if (done_) cudaEventDestroy(done_);
     if (buffer_) cudaFreeHost(buffer_);
+    if (back_) cudaFreeHost(back_);
+    if (flag_) cudaFreeHost(const_cast<unsigned*>(flag_));
 #endif
   }
   // count elements of src (device) into out (host); returns when they are there.
   template <class T>
   void to_host(const thrust::device_vector<T>& src, std::size_t count, T* out) {
 #if defined(NESTSIM_BACKEND_CUDA)
-    void* stage = reserve(count * sizeof(T));
-    NESTSIM_CUDA_CHECK(cudaMemcpyAsync(stage, thrust::raw_pointer_cast(src.data()),
-                                       count * sizeof(T), cudaMemcpyDeviceToHost, 0));
+    const std::size_t bytes = count * sizeof(T);
+    if (poll_) {
+      void* back = reserve_back(bytes);
+      const unsigned seq = ++seq_;
+      const auto* from = reinterpret_cast<const unsigned char*>(thrust::raw_pointer_cast(src.data()));
+      copy_to_mapped<<<1, 128>>>(from, static_cast<unsigned char*>(back), bytes, flag_, seq);
+      NESTSIM_CUDA_CHECK(cudaGetLastError());
+      wait_for(seq);
+      std::copy_n(static_cast<const T*>(back), count, out);
+      return;
+    }
+    void* stage = reserve(bytes);
+    NESTSIM_CUDA_CHECK(cudaMemcpyAsync(stage, thrust::raw_pointer_cast(src.data()), bytes,
+                                       cudaMemcpyDeviceToHost, 0));
     NESTSIM_CUDA_CHECK(cudaStreamSynchronize(0));
     std::copy_n(static_cast<const T*>(stage), count, out);
 #else
@@ -120,10 +158,52 @@ class HostStage {
     }
     return buffer_;
   }
+  // The mapped buffer of the copies to the host (the previous one was waited for).
+  void* reserve_back(std::size_t bytes) {
+    if (!flag_) {
+      unsigned* f = nullptr;
+      NESTSIM_CUDA_CHECK(
+          cudaHostAlloc(reinterpret_cast<void**>(&f), sizeof(unsigned), cudaHostAllocMapped));
+      *f = 0;
+      flag_ = f;
+    }
+    if (bytes > back_size_) {
+      if (back_) NESTSIM_CUDA_CHECK(cudaFreeHost(back_));
+      back_ = nullptr;
+      back_size_ = 0;
+      NESTSIM_CUDA_CHECK(cudaHostAlloc(&back_, bytes, cudaHostAllocMapped));
+      back_size_ = bytes;
+    }
+    return back_;
+  }
+  // Polls the flag; every 1024 polls asks the stream, so that a failed kernel before the
+  // copy (which then never runs) is reported instead of waited for.
+  void wait_for(unsigned seq) {
+    for (unsigned k = 1;; ++k) {
+      if (*flag_ == seq) break;
+      if (k % 1024 == 0) {
+        const cudaError_t e = cudaStreamQuery(0);
+        if (e == cudaSuccess) {
+          if (*flag_ == seq) break;
+          throw std::runtime_error("HostStage: the read-back's flag was not set");
+        }
+        if (e != cudaErrorNotReady) NESTSIM_CUDA_CHECK(e);
+      }
+    }
+    std::atomic_thread_fence(std::memory_order_acquire);
+  }
   void* buffer_ = nullptr;
   std::size_t size_ = 0;
   cudaEvent_t done_ = nullptr;
   bool pending_ = false;
+  void* back_ = nullptr;
+  std::size_t back_size_ = 0;
+  volatile unsigned* flag_ = nullptr;
+  unsigned seq_ = 0;
+  bool poll_ = [] {
+    const char* v = std::getenv("NESTSIM_READBACK_POLL");
+    return !(v && std::string(v) == "0");
+  }();
 #endif
 };
 
