@@ -1,0 +1,56 @@
+// The natural level of a diameter (nestsim/levels.h) against its definition: the
+// smallest k >= 0 with diameter <= d0 * 2^k, found by stepping k with std::ldexp.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "nestsim/levels.h"
+
+using nestsim::natural_level;
+
+namespace {
+int level_by_definition(double diameter, double d0) {
+  if (!(diameter > d0)) return 0;
+  int k = 0;
+  while (k < 63 && diameter > std::ldexp(d0, k)) ++k;
+  return k;
+}
+}  // namespace
+
+TEST_CASE("natural levels equal the definition on random and boundary diameters") {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> exponent(-60, 60), unit(0, 1);
+  long wrong = 0, checked = 0;
+  for (int t = 0; t < 400000; ++t) {
+    const double d0 = std::exp2(exponent(rng)) * (1 + unit(rng));
+    const double power = std::exp2(std::floor(unit(rng) * 70 - 3));
+    // Exactly d0 2^k, one ulp either side of it, and anywhere between.
+    const double exact = d0 * power;
+    for (double d : {exact, std::nextafter(exact, 0.0), std::nextafter(exact, 1e308),
+                     d0 * std::exp2(unit(rng) * 70 - 3)}) {
+      ++checked;
+      if (natural_level(d, d0) != level_by_definition(d, d0)) ++wrong;
+    }
+  }
+  CHECK(checked == 1600000);
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("natural levels at the edges: below d0, huge, infinite, NaN") {
+  CHECK(natural_level(0.5, 1.0) == 0);
+  CHECK(natural_level(1.0, 1.0) == 0);
+  CHECK(natural_level(std::nextafter(1.0, 2.0), 1.0) == 1);
+  CHECK(natural_level(2.0, 1.0) == 1);
+  CHECK(natural_level(1e300, 1e-300) == 63);  // capped
+  CHECK(natural_level(std::ldexp(1.0, 63), 1.0) == 63);
+  CHECK(natural_level(std::ldexp(1.0, 62), 1.0) == 62);
+  CHECK(natural_level(std::numeric_limits<double>::infinity(), 1.0) == 63);
+  CHECK(natural_level(std::numeric_limits<double>::quiet_NaN(), 1.0) == 0);
+  CHECK(natural_level(-1.0, 1.0) == 0);
+  for (int k = 0; k < 63; ++k) {
+    CHECK(natural_level(std::ldexp(3.0, k), 3.0) == k);
+    CHECK(natural_level(std::nextafter(std::ldexp(3.0, k), 1e308), 3.0) == k + 1);
+  }
+}
