@@ -46,21 +46,14 @@ const T* raw(const thrust::device_vector<T>& v) {
   return thrust::raw_pointer_cast(v.data());
 }
 
-// Grows a buffer (never shrinks it, so repeated calls do not reallocate).
+// Grows a buffer (never shrinks it, so repeated calls do not reallocate); its contents
+// are not kept (exec.cuh, release).
 template <class T>
 void ensure_size(thrust::device_vector<T>& v, std::size_t n) {
   if (v.size() < n) {
-    v.clear();
-    v.shrink_to_fit();
+    release(v);
     v.resize(n);
   }
-}
-
-// Frees a buffer's memory (clear() alone keeps the capacity).
-template <class T>
-void release(thrust::device_vector<T>& v) {
-  v.clear();
-  v.shrink_to_fit();
 }
 
 #if defined(NESTSIM_BACKEND_CUDA)

@@ -183,7 +183,7 @@ struct Simulation::Impl {
   thrust::device_vector<uint32_t> nbr_row, sibs, sib_rows, force_nbrs;
   uint64_t sib_count = 0;
   thrust::device_vector<uint8_t> reject;
-  thrust::device_vector<uint8_t> mark;  // entries + 1, the last 0
+  thrust::device_vector<uint8_t> mark;  // entries + 1 (the scan's last input: its value is not used)
   thrust::device_vector<uint64_t> kept, force_offsets, chunk_offsets;
   thrust::device_vector<double> partial[3];
   nestsim::detail::CachingAllocator alloc;
@@ -435,7 +435,6 @@ struct Simulation::Impl {
     nestsim::detail::resize_discard(force_nbrs, room);
     for (auto* o : {&force_offsets, &chunk_offsets}) o->resize(std::size_t(used) + 1);
     for (auto& p : partial) nestsim::detail::resize_discard(p, std::size_t(max_chunks()));
-    thrust::fill(thrust::device, mark.begin() + std::ptrdiff_t(entries), mark.end(), uint8_t(0));
     for_each_index(entries, detail::MarkSibling{view(), raw(nbr_row), raw(mark)});
     // The sibling entries (a compartment and a body of the same parent) are few: their
     // buffers are sized to their count.

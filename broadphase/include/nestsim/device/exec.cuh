@@ -111,15 +111,19 @@ inline auto policy(CachingAllocator& alloc) {
 #endif
 }
 
+// Frees a buffer's memory (clear() alone keeps the capacity).
+template <class Vector>
+void release(Vector& v) {
+  v.clear();
+  v.shrink_to_fit();
+}
+
 // Sizes a buffer whose contents are not needed to n elements. Thrust's resize keeps the
 // old contents and may double the capacity when it grows (with the old block alive
 // during the copy); here a buffer that must grow is freed first and allocated at n.
 template <class Vector>
 void resize_discard(Vector& v, std::size_t n) {
-  if (n > v.capacity()) {
-    v.clear();
-    v.shrink_to_fit();
-  }
+  if (n > v.capacity()) release(v);
   v.resize(n);
 }
 
