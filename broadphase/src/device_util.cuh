@@ -323,12 +323,17 @@ constexpr int kExtentThreads = 256;
 constexpr int kExtentUnroll = 4;
 
 // Each thread merges a strided share of the bodies in registers, each block merges its
-// threads (cub::BlockReduce) into one Extent per block.
-template <class Real>
-__global__ void extent_blocks(BodyArrays<Real> bodies, uint32_t n, int dim, Extent init,
-                              Extent* out) {
+// threads (cub::BlockReduce) into one Extent per block, in out[block]. Then the last
+// block to finish (a ticket counter, `done`, zero before and after the launch) merges
+// the blocks' results and calls finish(total) in its thread 0: the level plan
+// (pair_finder.cu) in the same launch, not a kernel of its own (bench/NOTES.md v27).
+template <class Real, class Finish>
+__global__ void __launch_bounds__(kExtentThreads)
+    extent_blocks(BodyArrays<Real> bodies, uint32_t n, int dim, Extent init, Extent* out,
+                  unsigned* done, Finish finish) {
   using BlockReduce = cub::BlockReduce<Extent, kExtentThreads>;
   __shared__ typename BlockReduce::TempStorage temp;
+  __shared__ bool last;
   const MergeExtent merge;
   Extent acc = init;
   const uint32_t stride = gridDim.x * kExtentThreads;
@@ -349,22 +354,42 @@ __global__ void extent_blocks(BodyArrays<Real> bodies, uint32_t n, int dim, Exte
       if (base + uint64_t(u) * stride < n) acc = merge(acc, BodyExtent<Real>::of(p[u], r[u], dim));
   }
   const Extent total = BlockReduce(temp).Reduce(acc, merge);
-  if (threadIdx.x == 0) out[blockIdx.x] = total;
+  if (threadIdx.x == 0) {
+    out[blockIdx.x] = total;
+    __threadfence();  // the result is visible before the ticket that counts it
+    last = atomicInc(done, gridDim.x - 1) == gridDim.x - 1;  // wraps to 0 for the next launch
+  }
+  __syncthreads();  // `last` set; the block's reduction done with temp
+  if (!last) return;
+  acc = init;
+  for (uint32_t k = threadIdx.x; k < gridDim.x; k += kExtentThreads) {
+    // From L2 (ld.cg): written by other blocks.
+    Extent e;
+    const double* src = reinterpret_cast<const double*>(out + k);
+    double* dst = reinterpret_cast<double*>(&e);
+    for (std::size_t w = 0; w < sizeof(Extent) / sizeof(double); ++w) dst[w] = __ldcg(src + w);
+    acc = merge(acc, e);
+  }
+  const Extent all = BlockReduce(temp).Reduce(acc, merge);
+  if (threadIdx.x == 0) finish(all);
 }
 
-// Launches extent_blocks into scratch (grown as needed); returns the number of block
-// results, left on the device for the level plan (pair_finder.cu). A single pass over
-// the bodies: a generic reduction of this 128-byte type costs several times more.
-template <class Real>
-uint32_t extent_blocks_async(const BodyArrays<Real>& bodies, uint32_t n, int dim,
-                             thrust::device_vector<Extent>& scratch) {
+// Launches extent_blocks into scratch (grown as needed), whose last block calls
+// finish(extent of all bodies) on the device. A single pass over the bodies: a generic
+// reduction of this 128-byte type costs several times more. `done` is one counter,
+// zeroed once when allocated (the kernel leaves it at zero).
+template <class Real, class Finish>
+void extent_async(const BodyArrays<Real>& bodies, uint32_t n, int dim,
+                  thrust::device_vector<Extent>& scratch, thrust::device_vector<unsigned>& done,
+                  Finish finish) {
   const uint32_t blocks = std::max<uint32_t>(
       1, std::min<uint32_t>((n + kExtentThreads - 1) / kExtentThreads, 264));
   ensure_size(scratch, blocks);
+  if (done.empty()) done.assign(1, 0u);
   extent_blocks<Real><<<blocks, kExtentThreads>>>(bodies, n, dim, empty_extent(),
-                                                  thrust::raw_pointer_cast(scratch.data()));
+                                                  thrust::raw_pointer_cast(scratch.data()),
+                                                  thrust::raw_pointer_cast(done.data()), finish);
   NESTSIM_CUDA_CHECK(cudaGetLastError());
-  return blocks;
 }
 #endif
 
@@ -498,6 +523,48 @@ inline int radix_bits(uint64_t count) {
   return bits;
 }
 
+#if defined(NESTSIM_BACKEND_CUDA)
+// BucketRunStarts on the GPU: one thread per sorted position (n + 1 of them); a warp
+// whose lanes have runs of more than a few entries writes them together, one run after
+// another, 32 consecutive entries per store. NESTSIM_BUCKET_LONG_RUN: the longest run a
+// warp writes (longer ones: long_bucket_runs; the tests make it small).
+inline const uint32_t kLongBucketRun = [] {
+  const char* v = std::getenv("NESTSIM_BUCKET_LONG_RUN");
+  return v ? uint32_t(std::max(1, std::atoi(v))) : 4096u;
+}();
+// (Templates: kernels defined in a header included by several files.)
+template <int = 0>
+__global__ void __launch_bounds__(256) bucket_run_starts(BucketRunStarts f) {
+  const uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  uint32_t first = 0, count = 0;
+  if (i <= f.n) count = f.entries(uint32_t(i), first);
+  unsigned todo = __ballot_sync(0xffffffffu, count > 4);
+  while (todo) {
+    const int lane = __ffs(todo) - 1;
+    todo &= todo - 1;
+    const uint32_t run_first = __shfl_sync(0xffffffffu, first, lane);
+    const uint32_t run_count = __shfl_sync(0xffffffffu, count, lane);
+    const uint32_t position = __shfl_sync(0xffffffffu, uint32_t(i), lane);
+    for (uint32_t k = threadIdx.x & 31u; k < run_count; k += 32)
+      f.bucket_start[run_first + k] = position;
+  }
+  if (count <= 4)
+    for (uint32_t k = 0; k < count; ++k) f.bucket_start[first + k] = uint32_t(i);
+}
+// The runs longer than kLongBucketRun, each written by one block at a time.
+template <int = 0>
+__global__ void __launch_bounds__(256) long_bucket_runs(const BucketRun* runs,
+                                                        const uint32_t* run_count,
+                                                        uint32_t* bucket_start) {
+  const uint32_t count = *run_count;
+  for (uint32_t r = blockIdx.x; r < count; r += gridDim.x) {
+    const BucketRun run = runs[r];
+    for (uint64_t b = uint64_t(run.first) + threadIdx.x; b <= run.last; b += blockDim.x)
+      bucket_start[b] = run.position;
+  }
+}
+#endif
+
 // Bodies sorted by (group, bucket) into one table, for every group at once; its buffers
 // kept across calls. Two sorts, the same order of buckets (within a bucket the counting
 // sort's order varies; no result depends on it):
@@ -506,8 +573,8 @@ inline int radix_bits(uint64_t count) {
 //    a table of ~1.6 n buckets, which outgrows the L2 cache beyond a few 10^6 bodies.
 //  - radix: the bodies' 32-bit bucket numbers radix-sorted with their indices (CUB on
 //    the GPU, on the table's bits only), then the table from the sorted buckets
-//    (MarkBucketEnds and a running maximum): streaming passes, no atomics
-//    (bench/NOTES.md v11).
+//    (BucketRunStarts, one pass): streaming passes, no atomics (bench/NOTES.md v11,
+//    v27).
 template <class Real>
 struct SortedGrid {
   thrust::device_vector<GroupGrid> groups;
@@ -542,10 +609,7 @@ struct SortedGrid {
       for_each_index(n, BinGroups<Real, Dim>{raw(groups), level, to_group, bodies, nullptr,
                                              raw(bucket_of), nullptr, raw(record)});
       radix_sort_buckets(exec, n, table);
-      thrust::fill_n(nosync(), bucket_start.begin(), table + 1, 0u);
-      for_each_index(n, MarkBucketEnds{raw(sorted_bucket), n, raw(bucket_start)});
-      thrust::inclusive_scan(exec, bucket_start.begin(), bucket_start.begin() + table + 1,
-                             bucket_start.begin(), thrust::maximum<uint32_t>());
+      bucket_table(n, uint32_t(table));
       for_each_index(n, GatherSorted<Real>{raw(record), raw(source_of), raw(sorted_record)});
     } else {
       ensure_size(bucket_count, table + 1);
@@ -565,6 +629,35 @@ struct SortedGrid {
     s.record = raw(sorted_record);
     s.bucket_start = raw(bucket_start);
     return s;
+  }
+
+  // bucket_start from sorted_bucket (kernels.cuh, BucketRunStarts): on the GPU, each
+  // warp writes its lanes' runs together (bucket_run_starts), and runs longer than
+  // kLongBucketRun entries are written by whole blocks after (long_bucket_runs).
+  thrust::device_vector<BucketRun> long_runs;
+  thrust::device_vector<uint32_t> long_run_count;
+  void bucket_table(uint32_t n, uint32_t table) {
+#if defined(NESTSIM_BACKEND_CUDA)
+    const uint32_t long_run = kLongBucketRun;
+    const uint64_t capacity = (uint64_t(table) + 1) / (uint64_t(long_run) + 1) + 1;
+    ensure_size(long_runs, capacity);
+    ensure_size(long_run_count, 1);
+    thrust::fill_n(nosync(), long_run_count.begin(), 1, 0u);
+#else
+    const uint32_t long_run = ~uint32_t(0);
+#endif
+    const BucketRunStarts f{raw(sorted_bucket), n, table, long_run, raw(bucket_start),
+                            raw(long_runs), raw(long_run_count)};
+#if defined(NESTSIM_BACKEND_CUDA)
+    const uint64_t threads = 256, items = uint64_t(n) + 1;
+    bucket_run_starts<0><<<unsigned((items + threads - 1) / threads), unsigned(threads)>>>(f);
+    NESTSIM_CUDA_CHECK(cudaGetLastError());
+    long_bucket_runs<0><<<unsigned(std::min<uint64_t>(capacity, 264)), 256>>>(
+        raw(long_runs), raw(long_run_count), raw(bucket_start));
+    NESTSIM_CUDA_CHECK(cudaGetLastError());
+#else
+    for_each_index(uint64_t(n) + 1, f);
+#endif
   }
 
   // bucket_of[0, n) -> sorted_bucket (ascending) and source_of (the body at each sorted

@@ -363,16 +363,40 @@ struct PlaceSorted {
   }
 };
 
-// The radix sort's bucket table: bucket b starts where the bodies of buckets < b end,
-// so each sorted position that ends a bucket marks end[bucket + 1] = position + 1 and a
-// running maximum over the table (filled with 0) fills the empty buckets.
-struct MarkBucketEnds {
+// The radix sort's bucket table in one pass over the sorted buckets (bench/NOTES.md
+// v27; before: a zero fill, the ends marked, a running maximum over the table): entry b
+// is the first sorted position whose bucket is >= b, so position i (0 <= i <= n) writes
+// the entries from the previous position's bucket + 1 to its own (position n: to the
+// table's end), each entry once. A run longer than `long_run` entries (an empty stretch
+// of cells) is recorded in `runs` instead, for the GPU's LongBucketRuns (the CPU sets
+// no limit): no thread writes more than long_run entries. `runs` has room for every
+// such run ((table + 1) / (long_run + 1) + 1 entries); *run_count is zeroed before.
+struct BucketRun {
+  uint32_t first, last, position;  // entries [first, last] start at `position`
+};
+struct BucketRunStarts {
   const uint32_t* sorted_bucket;
   uint32_t n;
+  uint32_t table;  // buckets (the table has table + 1 entries)
+  uint32_t long_run;
   uint32_t* bucket_start;
-  NESTSIM_HD void operator()(uint32_t i) const {
-    const uint32_t b = sorted_bucket[i];
-    if (i + 1 == n || sorted_bucket[i + 1] != b) bucket_start[b + 1] = i + 1;
+  BucketRun* runs;
+  uint32_t* run_count;
+  // The entries position i writes itself, from `first` on.
+  NESTSIM_HD uint32_t entries(uint32_t i, uint32_t& first) const {
+    first = i == 0 ? 0u : sorted_bucket[i - 1] + 1;
+    const uint32_t last = i == n ? table : sorted_bucket[i];
+    if (last < first) return 0;
+    if (last - first >= long_run) {
+      runs[atomic_fetch_add(run_count, 1u)] = BucketRun{first, last, i};
+      return 0;
+    }
+    return last - first + 1;
+  }
+  NESTSIM_HD void operator()(uint64_t i) const {
+    uint32_t first = 0;
+    const uint32_t count = entries(uint32_t(i), first);
+    for (uint32_t k = 0; k < count; ++k) bucket_start[first + k] = uint32_t(i);
   }
 };
 

@@ -131,27 +131,21 @@ struct LevelHistogram {
 };
 
 #else
-// The same on the GPU: one block merges the extent blocks' results and plans the base
-// (plan_base) on the device; then one thread per body, a shared histogram per block
-// (peers with the same level add once, __match_any_sync), one global atomic per bin and
-// block, into the plan, which the host reads back once.
-constexpr int kPlanThreads = 256;
+// The same on the GPU: the extent's last block (device_util.cuh, extent_async) plans
+// the base (plan_base) on the device; then one thread per body, a shared histogram per
+// block (peers with the same level add once, __match_any_sync), one global atomic per
+// bin and block, into the plan, which the host reads back once.
 
 template <class Real>
-__global__ void level_plan_kernel(const detail::Extent* blocks, uint32_t count,
-                                  detail::PadSpace space, detail::Extent init, LevelPlan* plan) {
-  using BlockReduce = cub::BlockReduce<detail::Extent, kPlanThreads>;
-  __shared__ typename BlockReduce::TempStorage temp;
-  const detail::MergeExtent merge;
-  detail::Extent acc = init;
-  for (uint32_t i = threadIdx.x; i < count; i += kPlanThreads) acc = merge(acc, blocks[i]);
-  const detail::Extent total = BlockReduce(temp).Reduce(acc, merge);
-  if (threadIdx.x == 0) {
+struct FinishLevelPlan {
+  detail::PadSpace space;
+  LevelPlan* plan;
+  __device__ void operator()(const detail::Extent& total) const {
     plan->bounds = total;
     plan_base<Real>(*plan, space);
+    for (int k = 0; k < kLevels; ++k) plan->histogram[k] = 0;
   }
-  for (int k = threadIdx.x; k < kLevels; k += kPlanThreads) plan->histogram[k] = 0;
-}
+};
 
 template <class Real>
 __global__ void level_histogram_kernel(const Real* radius, uint32_t n, LevelPlan* plan,
@@ -520,9 +514,21 @@ const double kGridTestCost = env_or("NESTSIM_HSX_GRID_TEST_COST", 1.0);
 // bounded by d / 2 whatever the cells. NESTSIM_HSX_CELL_FRACTION overrides it.
 const double kCellFraction = std::max(1.0 / 64, env_or("NESTSIM_HSX_CELL_FRACTION", 1.0));
 
+// The host's part of find() between two GPU phases (the GPU waits for it): the rim
+// estimate of every level in one pass, not a sum of pow() terms per candidate top
+// (bench/NOTES.md v27: 10-15 us per find). rim[t] = sum over b > t of histogram[b]
+// growth^(b - t) = growth (histogram[t + 1] + rim[t + 1]); rest[t] the bodies above t.
 std::vector<Group> plan_groups(const std::vector<uint32_t>& histogram, int dim, uint32_t n) {
   std::vector<Group> groups;
   const double growth = dim == 3 ? 4.0 : 2.0;  // rim cells per level step down
+  double rim[kLevels];
+  uint64_t rest[kLevels];
+  rim[kLevels - 1] = 0;
+  rest[kLevels - 1] = 0;
+  for (int t = kLevels - 2; t >= 0; --t) {
+    rest[t] = rest[t + 1] + histogram[t + 1];
+    rim[t] = growth * (double(histogram[t + 1]) + rim[t + 1]);
+  }
   uint32_t begin = 0;
   int k = 0;
   while (begin < n) {
@@ -535,13 +541,7 @@ std::vector<Group> plan_groups(const std::vector<uint32_t>& histogram, int dim, 
     for (; top < kLevels; ++top) {
       members += histogram[top];
       if (members == 0) continue;
-      uint64_t rest = 0;
-      double rim = 0;
-      for (int b = top + 1; b < kLevels; ++b) {
-        rest += histogram[b];
-        rim += double(histogram[b]) * std::pow(growth, b - top);
-      }
-      if (rest == 0 || rim <= kRimPerSmall * double(members)) break;
+      if (rest[top] == 0 || rim[top] <= kRimPerSmall * double(members)) break;
     }
     if (top >= kLevels) top = kLevels - 1;
     groups.push_back({top, begin, begin + uint32_t(members), false});
@@ -640,10 +640,8 @@ struct PairFinder<Real>::State {
     LevelPlan plan;
 #if defined(NESTSIM_BACKEND_CUDA)
     ensure_size(level_plan, 1);
-    const uint32_t blocks = detail::extent_blocks_async(in, n, space.dim, extent_scratch);
-    level_plan_kernel<Real><<<1, kPlanThreads>>>(raw(extent_scratch), blocks, space,
-                                                 detail::empty_extent(), raw(level_plan));
-    NESTSIM_CUDA_CHECK(cudaGetLastError());
+    detail::extent_async(in, n, space.dim, extent_scratch, extent_done,
+                         FinishLevelPlan<Real>{space, raw(level_plan)});
     const uint32_t threads = 256;
     const uint32_t grid = std::min<uint32_t>((n + threads - 1) / threads, 2048);
     level_histogram_kernel<Real><<<grid, threads>>>(in.radius, n, raw(level_plan), raw(natural));
@@ -732,6 +730,7 @@ struct PairFinder<Real>::State {
   // CUDA, radix passes of 8 bits: 5 at n = 1e6 instead of 8) and unpacked.
   thrust::device_vector<uint64_t> keys_alt;
   thrust::device_vector<detail::Extent> extent_scratch;
+  thrust::device_vector<unsigned> extent_done;  // extent_async's ticket counter
   void sort_keys(uint32_t n) {
     const uint64_t p = pair_count;
     if (p < 2) return;
