@@ -524,10 +524,12 @@ inline int radix_bits(uint64_t count) {
 }
 
 #if defined(NESTSIM_BACKEND_CUDA)
-// BucketRunStarts on the GPU: one thread per sorted position (n + 1 of them); a warp
-// whose lanes have runs of more than a few entries writes them together, one run after
-// another, 32 consecutive entries per store. NESTSIM_BUCKET_LONG_RUN: the longest run a
-// warp writes (longer ones: long_bucket_runs; the tests make it small).
+// BucketRunStarts on the GPU: one thread per sorted position (n + 1 of them); the warp
+// numbers its lanes' entries (an inclusive sum) and writes them 32 at a time, entry j by
+// lane j mod 32, which finds the lane that owns j by a 5-step search over the sums:
+// consecutive lanes' runs are consecutive entries, so each store is one coalesced 128
+// bytes (bench/NOTES.md v27: run by run, 1.2 TB/s). NESTSIM_BUCKET_LONG_RUN: the longest
+// run a warp writes (longer ones: long_bucket_runs; a test variant makes it small).
 inline const uint32_t kLongBucketRun = [] {
   const char* v = std::getenv("NESTSIM_BUCKET_LONG_RUN");
   return v ? uint32_t(std::max(1, std::atoi(v))) : 4096u;
@@ -536,20 +538,26 @@ inline const uint32_t kLongBucketRun = [] {
 template <int = 0>
 __global__ void __launch_bounds__(256) bucket_run_starts(BucketRunStarts f) {
   const uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const uint32_t lane = threadIdx.x & 31u;
   uint32_t first = 0, count = 0;
   if (i <= f.n) count = f.entries(uint32_t(i), first);
-  unsigned todo = __ballot_sync(0xffffffffu, count > 4);
-  while (todo) {
-    const int lane = __ffs(todo) - 1;
-    todo &= todo - 1;
-    const uint32_t run_first = __shfl_sync(0xffffffffu, first, lane);
-    const uint32_t run_count = __shfl_sync(0xffffffffu, count, lane);
-    const uint32_t position = __shfl_sync(0xffffffffu, uint32_t(i), lane);
-    for (uint32_t k = threadIdx.x & 31u; k < run_count; k += 32)
-      f.bucket_start[run_first + k] = position;
+  uint32_t upto = count;  // the warp's entries up to this lane's, inclusive
+  for (uint32_t d = 1; d < 32; d <<= 1) {
+    const uint32_t below = __shfl_up_sync(0xffffffffu, upto, d);
+    if (lane >= d) upto += below;
   }
-  if (count <= 4)
-    for (uint32_t k = 0; k < count; ++k) f.bucket_start[first + k] = uint32_t(i);
+  const uint32_t total = __shfl_sync(0xffffffffu, upto, 31);
+  for (uint32_t base = 0; base < total; base += 32) {
+    const uint32_t j = base + lane;
+    uint32_t owner = 0;  // lanes whose sums are <= j: the first lane with upto > j
+    for (uint32_t step = 16; step; step >>= 1)
+      if (__shfl_sync(0xffffffffu, upto, owner + step - 1) <= j) owner += step;
+    owner &= 31u;  // j >= total: any lane (nothing is written)
+    const uint32_t owner_first = __shfl_sync(0xffffffffu, first, owner);
+    const uint32_t owner_before = __shfl_sync(0xffffffffu, upto - count, owner);
+    const uint32_t position = __shfl_sync(0xffffffffu, uint32_t(i), owner);
+    if (j < total) f.bucket_start[owner_first + (j - owner_before)] = position;
+  }
 }
 // The runs longer than kLongBucketRun, each written by one block at a time.
 template <int = 0>
