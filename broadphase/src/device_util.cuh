@@ -640,8 +640,9 @@ struct SortedGrid {
   }
 
   // bucket_start from sorted_bucket (kernels.cuh, BucketRunStarts): on the GPU, each
-  // warp writes its lanes' runs together (bucket_run_starts), and runs longer than
-  // kLongBucketRun entries are written by whole blocks after (long_bucket_runs).
+  // warp numbers its lanes' entries and writes 32 per store (bucket_run_starts), and
+  // runs longer than kLongBucketRun entries are written by whole blocks after
+  // (long_bucket_runs).
   thrust::device_vector<BucketRun> long_runs;
   thrust::device_vector<uint32_t> long_run_count;
   void bucket_table(uint32_t n, uint32_t table) {

@@ -368,7 +368,7 @@ struct PlaceSorted {
 // is the first sorted position whose bucket is >= b, so position i (0 <= i <= n) writes
 // the entries from the previous position's bucket + 1 to its own (position n: to the
 // table's end), each entry once. A run longer than `long_run` entries (an empty stretch
-// of cells) is recorded in `runs` instead, for the GPU's LongBucketRuns (the CPU sets
+// of cells) is recorded in `runs` instead, for the GPU's long_bucket_runs (the CPU sets
 // no limit): no thread writes more than long_run entries. `runs` has room for every
 // such run ((table + 1) / (long_run + 1) + 1 entries); *run_count is zeroed before.
 struct BucketRun {
