@@ -534,6 +534,14 @@ inline const uint32_t kLongBucketRun = [] {
   const char* v = std::getenv("NESTSIM_BUCKET_LONG_RUN");
   return v ? uint32_t(std::max(1, std::atoi(v))) : 4096u;
 }();
+// Inclusive sum of v over the warp's lanes (every lane of the warp calls it).
+__device__ inline uint32_t warp_inclusive_sum(uint32_t v, uint32_t lane) {
+  for (uint32_t d = 1; d < 32; d <<= 1) {
+    const uint32_t below = __shfl_up_sync(0xffffffffu, v, d);
+    if (lane >= d) v += below;
+  }
+  return v;
+}
 // (Templates: kernels defined in a header included by several files.)
 template <int = 0>
 __global__ void __launch_bounds__(256) bucket_run_starts(BucketRunStarts f) {
@@ -541,11 +549,7 @@ __global__ void __launch_bounds__(256) bucket_run_starts(BucketRunStarts f) {
   const uint32_t lane = threadIdx.x & 31u;
   uint32_t first = 0, count = 0;
   if (i <= f.n) count = f.entries(uint32_t(i), first);
-  uint32_t upto = count;  // the warp's entries up to this lane's, inclusive
-  for (uint32_t d = 1; d < 32; d <<= 1) {
-    const uint32_t below = __shfl_up_sync(0xffffffffu, upto, d);
-    if (lane >= d) upto += below;
-  }
+  const uint32_t upto = warp_inclusive_sum(count, lane);  // entries up to this lane's
   const uint32_t total = __shfl_sync(0xffffffffu, upto, 31);
   for (uint32_t base = 0; base < total; base += 32) {
     const uint32_t j = base + lane;

@@ -345,15 +345,6 @@ template <class Real>
 constexpr uint32_t kWarpBlockThreads = sizeof(Real) == 4 ? detail::kBoundedThreads
                                                          : detail::kBoundedThreads / 2;
 
-// Inclusive sum of v over the warp's lanes.
-__device__ inline uint32_t warp_inclusive_sum(uint32_t v, uint32_t lane) {
-  for (uint32_t d = 1; d < 32; d <<= 1) {
-    const uint32_t below = __shfl_up_sync(0xffffffffu, v, d);
-    if (lane >= d) v += below;
-  }
-  return v;
-}
-
 // The fused pair pass of the HSX walks with the warp sharing its work (kernels.cuh,
 // WarpRanges; bench/NOTES.md v16, v19): each lane plans its item's walk; the columns
 // of dense windows (`defer`) are numbered across the warp and each lane walks every
@@ -373,7 +364,7 @@ __global__ void __launch_bounds__(kWarpBlockThreads<Real>,
   if (i < n) step.walk_with(i, e, ranges);
   if (defer) {
     const uint32_t columns = ranges.columns;
-    const uint32_t end = warp_inclusive_sum(columns, lane);
+    const uint32_t end = detail::warp_inclusive_sum(columns, lane);
     const uint32_t total = __shfl_sync(0xffffffffu, end, 31);
     if (total > 0) {
       w.offset[lane] = end - columns;
@@ -387,7 +378,7 @@ __global__ void __launch_bounds__(kWarpBlockThreads<Real>,
       __syncwarp();  // the offsets are numbered again below
     }
   }
-  const uint32_t end = warp_inclusive_sum(ranges.sum, lane);
+  const uint32_t end = detail::warp_inclusive_sum(ranges.sum, lane);
   const uint32_t total = __shfl_sync(0xffffffffu, end, 31);
   w.offset[lane] = end - ranges.sum;
   __syncwarp();
