@@ -120,6 +120,31 @@ class HostStage {
     thrust::copy_n(src.begin(), count, out);
 #endif
   }
+#if defined(NESTSIM_BACKEND_CUDA)
+  // A read-back that a kernel of the caller's writes itself, saving to_host's copy
+  // kernel (bench/NOTES.md v32): the mapped buffer for `bytes` (a device-usable
+  // pointer) and the value the kernel writes to *flag once the bytes are there (after a
+  // system-scope fence). Only while the read-backs poll (polls()); wait_mapped returns
+  // the bytes.
+  struct Mapped {
+    void* dst = nullptr;
+    volatile unsigned* flag = nullptr;
+    unsigned seq = 0;
+  };
+  bool polls() const { return poll_; }
+  Mapped mapped_back(std::size_t bytes) {
+    Mapped m;
+    m.dst = reserve_back(bytes);
+    m.flag = flag_;
+    m.seq = ++seq_;
+    return m;
+  }
+  template <class T>
+  void wait_mapped(const Mapped& m, std::size_t count, T* out) {
+    wait_for(m.seq);
+    std::copy_n(static_cast<const T*>(m.dst), count, out);
+  }
+#endif
   // count elements of src (host) into dst (device, resized), queued on the stream.
   template <class T>
   void to_device(const T* src, std::size_t count, thrust::device_vector<T>& dst) {

@@ -134,7 +134,10 @@ struct LevelHistogram {
 // The same on the GPU: the extent's last block (device_util.cuh, extent_async) plans
 // the base (plan_base) on the device; then one thread per body, a shared histogram per
 // block (peers with the same level add once, __match_any_sync), one global atomic per
-// bin and block, into the plan, which the host reads back once.
+// bin and block, into the plan, which the host reads back once: the histogram's last
+// block (a ticket counter, `done`, zero before and after) copies the plan into the
+// host's mapped buffer and sets the flag the host polls (HostStage::mapped_back; v32:
+// no copy kernel of its own), unless `mapped` is null (the read-backs do not poll).
 
 template <class Real>
 struct FinishLevelPlan {
@@ -149,8 +152,10 @@ struct FinishLevelPlan {
 
 template <class Real>
 __global__ void level_histogram_kernel(const Real* radius, uint32_t n, LevelPlan* plan,
-                                       uint8_t* level) {
+                                       uint8_t* level, unsigned* done, LevelPlan* mapped,
+                                       volatile unsigned* flag, unsigned seq) {
   __shared__ uint32_t local[kLevels];
+  __shared__ bool last;
   for (int k = threadIdx.x; k < kLevels; k += blockDim.x) local[k] = 0;
   __syncthreads();
   const double d0 = plan->d0, pad = plan->pad;
@@ -163,6 +168,21 @@ __global__ void level_histogram_kernel(const Real* radius, uint32_t n, LevelPlan
   __syncthreads();
   for (int k = threadIdx.x; k < kLevels; k += blockDim.x)
     if (local[k]) atomicAdd(&plan->histogram[k], local[k]);
+  if (!mapped) return;
+  __threadfence();  // this thread's bins are counted before the block's ticket
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicInc(done, gridDim.x - 1) == gridDim.x - 1;  // wraps to 0
+  __syncthreads();
+  if (!last) return;
+  // Every block's bins are in: the plan from L2 (ld.cg) into the mapped buffer.
+  static_assert(sizeof(LevelPlan) % sizeof(unsigned) == 0, "LevelPlan: whole words");
+  const unsigned* src = reinterpret_cast<const unsigned*>(plan);
+  unsigned* dst = reinterpret_cast<unsigned*>(mapped);
+  for (std::size_t w = threadIdx.x; w < sizeof(LevelPlan) / sizeof(unsigned); w += blockDim.x)
+    dst[w] = __ldcg(src + w);
+  __threadfence_system();  // the bytes reach the host before the flag
+  __syncthreads();
+  if (threadIdx.x == 0) *flag = seq;
 }
 #endif
 
@@ -623,6 +643,7 @@ struct PairFinder<Real>::State {
   thrust::device_vector<uint8_t> natural;
   thrust::device_vector<uint32_t> histogram;  // CPU backend
   thrust::device_vector<LevelPlan> level_plan;  // CUDA backend
+  thrust::device_vector<unsigned> histogram_done;  // level_histogram_kernel's ticket counter
 
   // The bounds of the bodies, the pad, d0, each body's natural level (in `natural`)
   // and the levels' histogram: on the GPU with one read-back (v10), else as it reads.
@@ -635,10 +656,19 @@ struct PairFinder<Real>::State {
                          FinishLevelPlan<Real>{space, raw(level_plan)});
     const uint32_t threads = 256;
     const uint32_t grid = std::min<uint32_t>((n + threads - 1) / threads, 2048);
-    level_histogram_kernel<Real><<<grid, threads>>>(in.radius, n, raw(level_plan), raw(natural));
+    if (histogram_done.empty()) histogram_done.assign(1, 0u);
+    detail::HostStage::Mapped back;
+    if (stage.polls()) back = stage.mapped_back(sizeof(LevelPlan));
+    level_histogram_kernel<Real><<<grid, threads>>>(in.radius, n, raw(level_plan), raw(natural),
+                                                    raw(histogram_done),
+                                                    static_cast<LevelPlan*>(back.dst), back.flag,
+                                                    back.seq);
     NESTSIM_CUDA_CHECK(cudaGetLastError());
     phase.mark("(plan kernels queued)");
-    stage.to_host(level_plan, 1, &plan);
+    if (back.dst)
+      stage.wait_mapped(back, 1, &plan);
+    else
+      stage.to_host(level_plan, 1, &plan);
     phase.mark("(plan read back)");
 #else
     plan.bounds = detail::extent_of<Real>(detail::policy(alloc), in, n, space.dim);
