@@ -72,8 +72,8 @@ struct BroadphaseOptions {
   int64_t hsx_small_n = -1;
   // How the grids (hsx, grid_uniform) sort the bodies into cells; the pairs do not
   // change. counting: one pass of atomics on the cell table (HSX paper section 4.1);
-  // radix: a radix sort of the bodies' cell numbers, no atomics (bench/NOTES.md v11).
-  // automatic: radix on the GPU from 4e6 bodies on, on the CPU from 1e5 (measured; the
+  // radix: a radix sort of the bodies' cell numbers, no atomics (bench/NOTES.md v11, v33).
+  // automatic: radix on the GPU from 2e6 bodies on, on the CPU from 1e5 (measured; the
   // environment variable NESTSIM_GRID_RADIX_MIN overrides both), else counting.
   enum class GridSort { automatic, counting, radix };
   GridSort grid_sort = GridSort::automatic;
