@@ -1,8 +1,10 @@
 // HSX broad-phase benchmark (issue: foundation; HSX paper section 5 scenes).
 //   bench_hsx [--sizes 1e5,1e6,1e7] [--repeats K] [--precision float|double]
-//             [--brute-max-n N] [--csv FILE]
+//             [--brute-max-n N] [--csv FILE] [--seed S]
 // Scenes: exponential radii (mean 1, cut at 20, 20% solid, others q = 0.2 r) at volume
-// fraction 0.1 and 0.3; 1e4 concentric shells. Prints, per scene: median and minimum
+// fraction 0.1 and 0.3 (scene of N bodies from seed S + N, S = 12345 unless --seed: other
+// seeds give other smallest radii, hence other level bases d0 and group plans, bench/NOTES.md
+// Next); 1e4 concentric shells. Prints, per scene: median and minimum
 // time per call (after one warm-up; device events on CUDA), pairs found, and the same
 // for the brute-force reference where N <= --brute-max-n, and the floor (issue 5): one
 // copy on the same device of the bytes a find() must read and write (centres, radii,
@@ -10,10 +12,12 @@
 // left on the device in the order found (BroadphaseOptions::sort_pairs = false), as the
 // HSX paper's code and chrono::collide return them; hsx sorts them by (i, j).
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -62,18 +66,20 @@ std::vector<std::size_t> parse_sizes(const std::string& text) {
   return out;
 }
 
+constexpr uint64_t kDefaultSeed = 12345;
+
 template <class Real>
 int run(const std::vector<std::size_t>& sizes, int repeats, std::size_t brute_max,
-        const std::string& csv) {
-  std::printf("# nestsim bench_hsx, backend %s, precision %s, repeats %d\n",
+        const std::string& csv, uint64_t seed) {
+  std::printf("# nestsim bench_hsx, backend %s, precision %s, repeats %d, seed %llu\n",
               Broadphase<Real>::backend_name().c_str(), sizeof(Real) == 4 ? "float" : "double",
-              repeats);
+              repeats, (unsigned long long)seed);
   std::printf("%-28s %-8s %10s %12s %12s %14s %10s %8s\n", "scene", "method", "N", "median_ms",
               "min_ms", "pairs", "floor_ms", "x_floor");
   std::vector<Row> rows;
   for (std::size_t n : sizes) {
     for (double phi : {0.1, 0.3}) {
-      const scenes::Scene s = scenes::exponential(n, phi, 3, 12345 + n);
+      const scenes::Scene s = scenes::exponential(n, phi, 3, seed + n);
       char name[64];
       std::snprintf(name, sizeof name, "exponential phi=%.1f", phi);
       rows.push_back(measure<Real>(name, s, Method::hsx, repeats));
@@ -88,7 +94,9 @@ int run(const std::vector<std::size_t>& sizes, int repeats, std::size_t brute_ma
   if (!csv.empty()) {
     std::ofstream out(csv);
     out << "# backend=" << Broadphase<Real>::backend_name()
-        << " precision=" << (sizeof(Real) == 4 ? "float" : "double") << "\n";
+        << " precision=" << (sizeof(Real) == 4 ? "float" : "double");
+    if (seed != kDefaultSeed) out << " seed=" << seed;
+    out << "\n";
     out << "scene,method,n,median_ms,min_ms,pairs,floor_ms\n";
     for (const Row& r : rows)
       out << r.scene << "," << r.method << "," << r.n << "," << r.median_ms << "," << r.min_ms
@@ -99,8 +107,9 @@ int run(const std::vector<std::size_t>& sizes, int repeats, std::size_t brute_ma
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   std::vector<std::size_t> sizes = {100000, 1000000, 10000000};
+  uint64_t seed = kDefaultSeed;
   int repeats = 10;
   std::size_t brute_max = 100000;
   std::string precision = "float", csv;
@@ -118,13 +127,20 @@ int main(int argc, char** argv) {
     else if (a == "--brute-max-n") brute_max = std::size_t(std::stod(value()));
     else if (a == "--precision") precision = value();
     else if (a == "--csv") csv = value();
+    else if (a == "--seed") seed = std::stoull(value());
     else {
       std::fprintf(stderr,
                    "usage: bench_hsx [--sizes 1e5,1e6,1e7] [--repeats K] [--precision float|double]"
-                   " [--brute-max-n N] [--csv FILE]\n");
+                   " [--brute-max-n N] [--csv FILE] [--seed S]\n");
       return a == "--help" ? 0 : 2;
     }
   }
-  return precision == "double" ? run<double>(sizes, repeats, brute_max, csv)
-                               : run<float>(sizes, repeats, brute_max, csv);
+  return precision == "double" ? run<double>(sizes, repeats, brute_max, csv, seed)
+                               : run<float>(sizes, repeats, brute_max, csv, seed);
+} catch (const std::invalid_argument&) {
+  std::fprintf(stderr, "bench_hsx: a number was expected (--sizes, --brute-max-n, --seed)\n");
+  return 2;
+} catch (const std::out_of_range&) {
+  std::fprintf(stderr, "bench_hsx: a number is out of range (--sizes, --brute-max-n, --seed)\n");
+  return 2;
 }
