@@ -2,9 +2,8 @@
 //   bench_hsx [--sizes 1e5,1e6,1e7] [--repeats K] [--precision float|double]
 //             [--brute-max-n N] [--csv FILE] [--seed S]
 // Scenes: exponential radii (mean 1, cut at 20, 20% solid, others q = 0.2 r) at volume
-// fraction 0.1 and 0.3 (scene of N bodies from seed S + N, S = 12345 unless --seed: other
-// seeds give other smallest radii, hence other level bases d0 and group plans, bench/NOTES.md
-// Next); 1e4 concentric shells. Prints, per scene: median and minimum
+// fraction 0.1 and 0.3 (the scene of N bodies from seed S + N, S = 12345 unless --seed:
+// the spread of the timings over scenes); 1e4 concentric shells. Prints, per scene: median and minimum
 // time per call (after one warm-up; device events on CUDA), pairs found, and the same
 // for the brute-force reference where N <= --brute-max-n, and the floor (issue 5): one
 // copy on the same device of the bytes a find() must read and write (centres, radii,

@@ -520,8 +520,8 @@ inline GridSpec single_cell_grid(const Domain& dom, int dim) {
 // Whether SortedGrid::build radix-sorts n bodies (BroadphaseOptions::grid_sort). The
 // automatic choice: radix from kRadixSortMin bodies on, on the GPU 2e6 (bench/NOTES.md
 // v11: 4e6; v33: since v20-v28 the radix path is 16-17% faster at 2e6 and 3e6, phi 0.1,
-// a tie at phi 0.3, 3-4% slower at 1e6), on the CPU 1e5 (thrust's sort of the 32-bit cell numbers, per-thread radix
-// sorts and a merge, 2-11% faster than the counting sort's atomics at 1e5 and 1e6 on 2
+// a tie at phi 0.3, 3-4% slower at 1e6), on the CPU 1e5 (thrust's sort of the 32-bit
+// cell numbers, per-thread radix sorts and a merge, 2-11% faster than the counting sort's atomics at 1e5 and 1e6 on 2
 // cores, a tie below; NOTES "CPU: the candidate test ..."). NESTSIM_GRID_RADIX_MIN
 // overrides it.
 #if defined(NESTSIM_BACKEND_CUDA)
