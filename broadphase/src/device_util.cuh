@@ -96,30 +96,6 @@ class HostStage {
     if (flag_) cudaFreeHost(const_cast<unsigned*>(flag_));
 #endif
   }
-  // count elements of src (device) into out (host); returns when they are there.
-  template <class T>
-  void to_host(const thrust::device_vector<T>& src, std::size_t count, T* out) {
-#if defined(NESTSIM_BACKEND_CUDA)
-    const std::size_t bytes = count * sizeof(T);
-    if (poll_) {
-      void* back = reserve_back(bytes);
-      const unsigned seq = ++seq_;
-      const auto* from = reinterpret_cast<const unsigned char*>(thrust::raw_pointer_cast(src.data()));
-      copy_to_mapped<<<1, 128>>>(from, static_cast<unsigned char*>(back), bytes, flag_, seq);
-      NESTSIM_CUDA_CHECK(cudaGetLastError());
-      wait_for(seq);
-      std::copy_n(static_cast<const T*>(back), count, out);
-      return;
-    }
-    void* stage = reserve(bytes);
-    NESTSIM_CUDA_CHECK(cudaMemcpyAsync(stage, thrust::raw_pointer_cast(src.data()), bytes,
-                                       cudaMemcpyDeviceToHost, 0));
-    NESTSIM_CUDA_CHECK(cudaStreamSynchronize(0));
-    std::copy_n(static_cast<const T*>(stage), count, out);
-#else
-    thrust::copy_n(src.begin(), count, out);
-#endif
-  }
 #if defined(NESTSIM_BACKEND_CUDA)
   // A read-back that a kernel of the caller's writes itself, saving to_host's copy
   // kernel (bench/NOTES.md v32): the mapped buffer for `bytes` (a device-usable
@@ -145,6 +121,28 @@ class HostStage {
     std::copy_n(static_cast<const T*>(m.dst), count, out);
   }
 #endif
+  // count elements of src (device) into out (host); returns when they are there.
+  template <class T>
+  void to_host(const thrust::device_vector<T>& src, std::size_t count, T* out) {
+#if defined(NESTSIM_BACKEND_CUDA)
+    const std::size_t bytes = count * sizeof(T);
+    if (poll_) {
+      const Mapped m = mapped_back(bytes);
+      const auto* from = reinterpret_cast<const unsigned char*>(thrust::raw_pointer_cast(src.data()));
+      copy_to_mapped<<<1, 128>>>(from, static_cast<unsigned char*>(m.dst), bytes, m.flag, m.seq);
+      NESTSIM_CUDA_CHECK(cudaGetLastError());
+      wait_mapped(m, count, out);
+      return;
+    }
+    void* stage = reserve(bytes);
+    NESTSIM_CUDA_CHECK(cudaMemcpyAsync(stage, thrust::raw_pointer_cast(src.data()), bytes,
+                                       cudaMemcpyDeviceToHost, 0));
+    NESTSIM_CUDA_CHECK(cudaStreamSynchronize(0));
+    std::copy_n(static_cast<const T*>(stage), count, out);
+#else
+    thrust::copy_n(src.begin(), count, out);
+#endif
+  }
   // count elements of src (host) into dst (device, resized), queued on the stream.
   template <class T>
   void to_device(const T* src, std::size_t count, thrust::device_vector<T>& dst) {
@@ -340,6 +338,20 @@ Extent extent_of(const Policy& exec, const BodyArrays<Real>& bodies, uint32_t n,
 }
 
 #if defined(NESTSIM_BACKEND_CUDA)
+// True, in every thread of the block, for the grid's last block to get here: a ticket
+// counter (`done`, zero before the launch, wrapped back to 0 by the last ticket for the
+// next one). Each thread's writes before the call are visible device-wide (a fence)
+// before its block counts itself, so the last block reads every block's results (from
+// L2: ld.cg). All threads of each block call it, once per launch.
+__device__ inline bool last_block(unsigned* done) {
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicInc(done, gridDim.x - 1) == gridDim.x - 1;
+  __syncthreads();
+  return last;
+}
+
 constexpr int kExtentThreads = 256;
 
 // Bodies each thread loads before it merges them: the loop is latency-bound at 2 blocks
@@ -358,7 +370,6 @@ __global__ void __launch_bounds__(kExtentThreads)
                   unsigned* done, Finish finish) {
   using BlockReduce = cub::BlockReduce<Extent, kExtentThreads>;
   __shared__ typename BlockReduce::TempStorage temp;
-  __shared__ bool last;
   const MergeExtent merge;
   Extent acc = init;
   const uint32_t stride = gridDim.x * kExtentThreads;
@@ -379,13 +390,8 @@ __global__ void __launch_bounds__(kExtentThreads)
       if (base + uint64_t(u) * stride < n) acc = merge(acc, BodyExtent<Real>::of(p[u], r[u], dim));
   }
   const Extent total = BlockReduce(temp).Reduce(acc, merge);
-  if (threadIdx.x == 0) {
-    out[blockIdx.x] = total;
-    __threadfence();  // the result is visible before the ticket that counts it
-    last = atomicInc(done, gridDim.x - 1) == gridDim.x - 1;  // wraps to 0 for the next launch
-  }
-  __syncthreads();  // `last` set; the block's reduction done with temp
-  if (!last) return;
+  if (threadIdx.x == 0) out[blockIdx.x] = total;
+  if (!last_block(done)) return;  // its barriers also end the block's use of temp
   acc = init;
   for (uint32_t k = threadIdx.x; k < gridDim.x; k += kExtentThreads) {
     // From L2 (ld.cg): written by other blocks.

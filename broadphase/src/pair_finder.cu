@@ -96,12 +96,12 @@ struct LevelPlan {
 // d0 from the smallest diameter; never so fine that an axis would need more than 2^20
 // cells.
 template <class Real>
-NESTSIM_HD inline void plan_base(LevelPlan& p, const detail::PadSpace& space) {
+NESTSIM_HD inline void plan_base(LevelPlan& p, const detail::PadSpace& space, double scale) {
   p.pad = detail::rounding_pad<Real>(p.bounds, space);
   const double span = detail::space_span(p.bounds, space);
   double d0 = 2.0 * p.bounds.rmin + p.pad;
   const double finest = (span + 2.0 * p.bounds.rmax) * 0x1p-20;
-  d0 = finest > d0 ? finest : d0;
+  d0 = (finest > d0 ? finest : d0) * scale;
   p.d0 = d0 > 1e-300 ? d0 : 1e-300;
 }
 #if !defined(NESTSIM_BACKEND_CUDA)
@@ -143,9 +143,10 @@ template <class Real>
 struct FinishLevelPlan {
   detail::PadSpace space;
   LevelPlan* plan;
+  double scale;
   __device__ void operator()(const detail::Extent& total) const {
     plan->bounds = total;
-    plan_base<Real>(*plan, space);
+    plan_base<Real>(*plan, space, scale);
     for (int k = 0; k < kLevels; ++k) plan->histogram[k] = 0;
   }
 };
@@ -155,7 +156,6 @@ __global__ void level_histogram_kernel(const Real* radius, uint32_t n, LevelPlan
                                        uint8_t* level, unsigned* done, LevelPlan* mapped,
                                        volatile unsigned* flag, unsigned seq) {
   __shared__ uint32_t local[kLevels];
-  __shared__ bool last;
   for (int k = threadIdx.x; k < kLevels; k += blockDim.x) local[k] = 0;
   __syncthreads();
   const double d0 = plan->d0, pad = plan->pad;
@@ -168,12 +168,7 @@ __global__ void level_histogram_kernel(const Real* radius, uint32_t n, LevelPlan
   __syncthreads();
   for (int k = threadIdx.x; k < kLevels; k += blockDim.x)
     if (local[k]) atomicAdd(&plan->histogram[k], local[k]);
-  if (!mapped) return;
-  __threadfence();  // this thread's bins are counted before the block's ticket
-  __syncthreads();
-  if (threadIdx.x == 0) last = atomicInc(done, gridDim.x - 1) == gridDim.x - 1;  // wraps to 0
-  __syncthreads();
-  if (!last) return;
+  if (!mapped || !detail::last_block(done)) return;  // mapped: the same for every block
   // Every block's bins are in: the plan from L2 (ld.cg) into the mapped buffer.
   static_assert(sizeof(LevelPlan) % sizeof(unsigned) == 0, "LevelPlan: whole words");
   const unsigned* src = reinterpret_cast<const unsigned*>(plan);
@@ -520,6 +515,10 @@ const double kGridTestCost = env_or("NESTSIM_HSX_GRID_TEST_COST", 2.0);
 const double kGridTestCost = env_or("NESTSIM_HSX_GRID_TEST_COST", 1.0);
 #endif
 
+// d0 times this (>= 1; NESTSIM_HSX_D0_SCALE, a tuning experiment): every level's width
+// moves by the same factor, so the group plan's boundaries fall elsewhere.
+const double kD0Scale = std::max(1.0, env_or("NESTSIM_HSX_D0_SCALE", 1.0));
+
 // Cell width of a group's grid relative to its top diameter d (bench/NOTES.md v8): the
 // small-pair windows and the rim walks search cells of this width; members' radii stay
 // bounded by d / 2 whatever the cells. NESTSIM_HSX_CELL_FRACTION overrides it.
@@ -653,7 +652,7 @@ struct PairFinder<Real>::State {
 #if defined(NESTSIM_BACKEND_CUDA)
     ensure_size(level_plan, 1);
     detail::extent_async(in, n, space.dim, extent_scratch, extent_done,
-                         FinishLevelPlan<Real>{space, raw(level_plan)});
+                         FinishLevelPlan<Real>{space, raw(level_plan), kD0Scale});
     const uint32_t threads = 256;
     const uint32_t grid = std::min<uint32_t>((n + threads - 1) / threads, 2048);
     if (histogram_done.empty()) histogram_done.assign(1, 0u);
@@ -672,7 +671,7 @@ struct PairFinder<Real>::State {
     phase.mark("(plan read back)");
 #else
     plan.bounds = detail::extent_of<Real>(detail::policy(alloc), in, n, space.dim);
-    plan_base<Real>(plan, space);
+    plan_base<Real>(plan, space, kD0Scale);
     ensure_size(histogram, kLevels);
     thrust::fill_n(detail::nosync(), histogram.begin(), kLevels, 0u);
     const uint32_t chunks = (n + kHistogramChunk - 1) / kHistogramChunk;
