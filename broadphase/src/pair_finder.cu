@@ -84,13 +84,27 @@ using nestsim::natural_level;  // nestsim/levels.h
 
 constexpr int kLevels = 64;
 
+// Level bases tried (bench/NOTES.md v34): d0 2^(j/4), j < kPhases. Any base >= the
+// finest keeps HSX exact; the base moves every level's width, so where the group plan's
+// first boundary falls, and with it the first group's cell width (the phase
+// choose_level_base picks). The GPU histograms all four in one pass; the CPU backend
+// keeps the first (its costs are not measured).
+#if defined(NESTSIM_BACKEND_CUDA)
+constexpr int kPhases = 4;
+#else
+constexpr int kPhases = 1;
+#endif
+NESTSIM_HD constexpr double phase_scale(int j) {  // 2^(j/4)
+  return j == 1 ? 1.189207115002721 : j == 2 ? 1.4142135623730951 : j == 3 ? 1.681792830507429 : 1.0;
+}
+
 // Algorithm 1 line 1 and the natural levels' histogram, as one record: on the GPU built
 // on the device and read back once (bench/NOTES.md v10).
 struct LevelPlan {
   detail::Extent bounds;
-  double pad = 0;  // device_util.cuh, rounding_pad
-  double d0 = 0;   // level-0 cell width
-  uint32_t histogram[kLevels];
+  double pad = 0;          // device_util.cuh, rounding_pad
+  double d0[kPhases] = {};  // level-0 cell width of each phase
+  uint32_t histogram[kPhases][kLevels];
 };
 
 // d0 from the smallest diameter; never so fine that an axis would need more than 2^20
@@ -102,7 +116,8 @@ NESTSIM_HD inline void plan_base(LevelPlan& p, const detail::PadSpace& space, do
   double d0 = 2.0 * p.bounds.rmin + p.pad;
   const double finest = (span + 2.0 * p.bounds.rmax) * 0x1p-20;
   d0 = (finest > d0 ? finest : d0) * scale;
-  p.d0 = d0 > 1e-300 ? d0 : 1e-300;
+  d0 = d0 > 1e-300 ? d0 : 1e-300;
+  for (int j = 0; j < kPhases; ++j) p.d0[j] = d0 * phase_scale(j);
 }
 #if !defined(NESTSIM_BACKEND_CUDA)
 constexpr uint32_t kHistogramChunk = 256;
@@ -147,7 +162,8 @@ struct FinishLevelPlan {
   __device__ void operator()(const detail::Extent& total) const {
     plan->bounds = total;
     plan_base<Real>(*plan, space, scale);
-    for (int k = 0; k < kLevels; ++k) plan->histogram[k] = 0;
+    for (int j = 0; j < kPhases; ++j)
+      for (int k = 0; k < kLevels; ++k) plan->histogram[j][k] = 0;
   }
 };
 
@@ -155,19 +171,27 @@ template <class Real>
 __global__ void level_histogram_kernel(const Real* radius, uint32_t n, LevelPlan* plan,
                                        uint8_t* level, unsigned* done, LevelPlan* mapped,
                                        volatile unsigned* flag, unsigned seq) {
-  __shared__ uint32_t local[kLevels];
-  for (int k = threadIdx.x; k < kLevels; k += blockDim.x) local[k] = 0;
+  __shared__ uint32_t local[kPhases * kLevels];
+  for (int k = threadIdx.x; k < kPhases * kLevels; k += blockDim.x) local[k] = 0;
   __syncthreads();
-  const double d0 = plan->d0, pad = plan->pad;
+  double d0[kPhases];
+  for (int j = 0; j < kPhases; ++j) d0[j] = plan->d0[j];
+  const double pad = plan->pad;
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const int k = natural_level(2.0 * double(radius[i]) + pad, d0);
-    level[i] = static_cast<uint8_t>(k);
-    const unsigned peers = __match_any_sync(__activemask(), k);
-    if (int(threadIdx.x & 31u) == __ffs(peers) - 1) atomicAdd(&local[k], unsigned(__popc(peers)));
+    const double diameter = 2.0 * double(radius[i]) + pad;
+    const unsigned active = __activemask();
+#pragma unroll
+    for (int j = 0; j < kPhases; ++j) {
+      const int k = natural_level(diameter, d0[j]);
+      if (j == 0) level[i] = static_cast<uint8_t>(k);  // Relevel if another phase is chosen
+      const unsigned peers = __match_any_sync(active, k);
+      if (int(threadIdx.x & 31u) == __ffs(peers) - 1)
+        atomicAdd(&local[j * kLevels + k], unsigned(__popc(peers)));
+    }
   }
   __syncthreads();
-  for (int k = threadIdx.x; k < kLevels; k += blockDim.x)
-    if (local[k]) atomicAdd(&plan->histogram[k], local[k]);
+  for (int k = threadIdx.x; k < kPhases * kLevels; k += blockDim.x)
+    if (local[k]) atomicAdd(&plan->histogram[k / kLevels][k % kLevels], local[k]);
   if (!mapped || !detail::last_block(done)) return;  // mapped: the same for every block
   // Every block's bins are in: the plan from L2 (ld.cg) into the mapped buffer.
   static_assert(sizeof(LevelPlan) % sizeof(unsigned) == 0, "LevelPlan: whole words");
@@ -561,6 +585,68 @@ std::vector<Group> plan_groups(const std::vector<uint32_t>& histogram, int dim, 
   return groups;
 }
 
+// The first group's cell width over its members' mean spacing (the side of the centres'
+// box per member) that the level base aims at (bench/NOTES.md v34: on the H100, from
+// 1e6 to 1e7 bodies at volume fractions 0.1 and 0.3, the phase closest to 0.88 was the
+// fastest of the four in each of ten scenes; 2e6 and 5e6 gain 7-16%, 1e6 and 1e7 0-5%).
+// Finer cells cost large items and table cells, coarser ones candidates per body.
+// NESTSIM_HSX_CELL_SPACING overrides it; 0 keeps phase 0 (d0 as before v34). Below
+// kPhaseMinN bodies phase 0 serves: at 1e5 the find is launch-bound and the phase
+// picked was 5-7% slower than phase 0 at phi 0.1 (the relevel a launch more), at 3e5
+// already 2-5% faster (NESTSIM_HSX_PHASE_MIN_N overrides it).
+// NESTSIM_HSX_LEVEL_PHASE=j forces phase j (< kPhases; tests/CMakeLists.txt).
+const double kCellSpacing = env_or("NESTSIM_HSX_CELL_SPACING", 0.88);
+const double kPhaseMinN = env_or("NESTSIM_HSX_PHASE_MIN_N", 2.5e5);
+const int kForcedPhase = int(env_or("NESTSIM_HSX_LEVEL_PHASE", -1));
+
+struct LevelBase {
+  int phase = 0;
+  double d0 = 0;
+  std::vector<Group> groups;
+  double cells_per_spacing = 0;  // the first group's, as chosen
+};
+
+// The phase whose first group's cells come closest to kCellSpacing mean spacings (a
+// factor either way); phase 0 unless another is strictly closer (a flat or empty box,
+// say). The plan of each phase is plan_groups' of its histogram.
+LevelBase choose_level_base(const LevelPlan& plan, int dim, uint32_t n) {
+  double volume = 1;
+  for (int k = 0; k < dim; ++k) volume *= plan.bounds.centre_hi[k] - plan.bounds.centre_lo[k];
+  LevelBase best;
+  double best_miss = 0;
+  const bool forced = kForcedPhase >= 0 && kForcedPhase < kPhases;
+  const int first = forced ? kForcedPhase : 0;
+  const int end =
+      forced ? kForcedPhase + 1 : (kCellSpacing > 0 && double(n) >= kPhaseMinN ? kPhases : 1);
+  for (int j = first; j < end; ++j) {
+    LevelBase b;
+    b.phase = j;
+    b.d0 = plan.d0[j];
+    b.groups = plan_groups(std::vector<uint32_t>(plan.histogram[j], plan.histogram[j] + kLevels),
+                           dim, n);
+    const Group& g = b.groups.front();
+    const double spacing = std::pow(volume / double(std::max(1u, g.end - g.begin)), 1.0 / dim);
+    b.cells_per_spacing = std::ldexp(b.d0, g.top_level) * kCellFraction / spacing;
+    const double miss = std::fabs(std::log(b.cells_per_spacing / kCellSpacing));
+    if (j == first || miss < best_miss) {
+      best = std::move(b);
+      best_miss = miss;
+    }
+  }
+  return best;
+}
+
+// The natural levels again, for the phase chosen when it is not the first.
+template <class Real>
+struct Relevel {
+  const Real* radius;
+  double pad, d0;
+  uint8_t* level;
+  NESTSIM_HD void operator()(uint32_t i) const {
+    level[i] = static_cast<uint8_t>(natural_level(2.0 * double(radius[i]) + pad, d0));
+  }
+};
+
 }  // namespace
 
 // With NESTSIM_TRACE set, mark(name) synchronises the device and prints the time since
@@ -675,9 +761,9 @@ struct PairFinder<Real>::State {
     ensure_size(histogram, kLevels);
     thrust::fill_n(detail::nosync(), histogram.begin(), kLevels, 0u);
     const uint32_t chunks = (n + kHistogramChunk - 1) / kHistogramChunk;
-    for_each_index(chunks, LevelHistogram<Real>{in.radius, n, plan.d0, plan.pad, raw(natural),
+    for_each_index(chunks, LevelHistogram<Real>{in.radius, n, plan.d0[0], plan.pad, raw(natural),
                                                 raw(histogram)});
-    thrust::copy_n(histogram.begin(), kLevels, plan.histogram);
+    thrust::copy_n(histogram.begin(), kLevels, plan.histogram[0]);
 #endif
     return plan;
   }
@@ -888,9 +974,12 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
   const Domain& dom = options.domain;
   const LevelPlan plan = plan_levels(in, n, detail::pad_space(dom, Dim));
   const detail::Extent& bounds = plan.bounds;
-  const double pad = plan.pad, d0 = plan.d0;
-  const std::vector<Group> groups =
-      plan_groups(std::vector<uint32_t>(plan.histogram, plan.histogram + kLevels), Dim, n);
+  const LevelBase base = choose_level_base(plan, Dim, n);
+  if (base.phase != 0)  // the natural levels were written for phase 0
+    for_each_index(n, Relevel<Real>{in.radius, plan.pad, base.d0, raw(natural)});
+  const double pad = plan.pad, d0 = base.d0;
+  const std::vector<Group>& groups = base.groups;
+  const uint32_t* histogram = plan.histogram[base.phase];
 
   // One grid per group of levels, all in one table (bench/NOTES.md v8): cells of
   // kCellFraction times the group's top diameter d; members have radius <= d / 2.
@@ -918,7 +1007,7 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
     grid.task = task_size_for(ns, cells);
     grid.reach = 0.5 * d;
     int levels = 0;  // non-empty levels in the group
-    for (int l = first_level; l <= g.top_level; ++l) levels += plan.histogram[l] ? 1 : 0;
+    for (int l = first_level; l <= g.top_level; ++l) levels += histogram[l] ? 1 : 0;
     first_level = g.top_level + 1;
     grid.larger_side = kLargerSideLevels > 0 && levels >= kLargerSideLevels &&
                        ns <= kLargerSideMaxPerCell * cells;
@@ -938,7 +1027,8 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
   phase.mark("bounds, level histogram");
   static const bool trace = std::getenv("NESTSIM_TRACE") != nullptr;
   if (trace) {
-    std::fprintf(stderr, "hsx: n=%u d0=%g pad=%g groups=%zu\n", n, d0, pad, groups.size());
+    std::fprintf(stderr, "hsx: n=%u d0=%g (phase %d, cells/spacing %.3f) pad=%g groups=%zu\n", n,
+                 d0, base.phase, base.cells_per_spacing, pad, groups.size());
     for (const detail::GroupGrid& g : grids)
       std::fprintf(stderr, "  group top=%g members=%u large=%u %s table=%llu columns/task=%u%s%s\n",
                    2 * g.reach, g.end - g.begin, n - g.end, g.grid.dense ? "dense" : "hashed",
