@@ -1,6 +1,7 @@
 // HSX broad-phase benchmark (issue: foundation; HSX paper section 5 scenes).
 //   bench_hsx [--sizes 1e5,1e6,1e7] [--repeats K] [--precision float|double]
 //             [--brute-max-n N] [--csv FILE] [--seed S]
+//             [--scene exponential|equal] [--dim 3|2] [--phis 0.1,0.3]
 // Scenes: exponential radii (mean 1, cut at 20, 20% solid, others q = 0.2 r) at volume
 // fraction 0.1 and 0.3 (the scene of N bodies from seed S + N, S = 12345 unless --seed:
 // the spread of the timings over scenes); 1e4 concentric shells. Prints, per scene: median and minimum
@@ -10,6 +11,9 @@
 // thicknesses, pairs), with time / floor. Method hsx-any: the same search with the pairs
 // left on the device in the order found (BroadphaseOptions::sort_pairs = false), as the
 // HSX paper's code and chrono::collide return them; hsx sorts them by (i, j).
+// --scene equal: equal radii r = 1 (q = 0.2 r) instead of exponential ones; --dim 2: in
+// the plane; --phis: the volume fractions (A/B runs of tuning knobs on other scenes than
+// the table's; the defaults give the README table).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -57,19 +61,31 @@ Row measure(const std::string& name, const scenes::Scene& s, Method method, int 
   return r;
 }
 
-std::vector<std::size_t> parse_sizes(const std::string& text) {
-  std::vector<std::size_t> out;
+std::vector<double> parse_list(const std::string& text) {
+  std::vector<double> out;
   std::stringstream in(text);
   std::string item;
-  while (std::getline(in, item, ',')) out.push_back(std::size_t(std::stod(item)));
+  while (std::getline(in, item, ',')) out.push_back(std::stod(item));
   return out;
 }
+
+std::vector<std::size_t> parse_sizes(const std::string& text) {
+  std::vector<std::size_t> out;
+  for (double v : parse_list(text)) out.push_back(std::size_t(v));
+  return out;
+}
+
+struct SceneChoice {
+  bool equal = false;  // equal radii instead of exponential ones
+  int dim = 3;
+  std::vector<double> phis = {0.1, 0.3};
+};
 
 constexpr uint64_t kDefaultSeed = 12345;
 
 template <class Real>
 int run(const std::vector<std::size_t>& sizes, int repeats, std::size_t brute_max,
-        const std::string& csv, uint64_t seed) {
+        const std::string& csv, uint64_t seed, const SceneChoice& choice) {
   std::printf("# nestsim bench_hsx, backend %s, precision %s, repeats %d, seed %llu\n",
               Broadphase<Real>::backend_name().c_str(), sizeof(Real) == 4 ? "float" : "double",
               repeats, (unsigned long long)seed);
@@ -77,10 +93,12 @@ int run(const std::vector<std::size_t>& sizes, int repeats, std::size_t brute_ma
               "min_ms", "pairs", "floor_ms", "x_floor");
   std::vector<Row> rows;
   for (std::size_t n : sizes) {
-    for (double phi : {0.1, 0.3}) {
-      const scenes::Scene s = scenes::exponential(n, phi, 3, seed + n);
+    for (double phi : choice.phis) {
+      const scenes::Scene s = choice.equal ? scenes::equal_radii(n, phi, choice.dim, seed + n)
+                                           : scenes::exponential(n, phi, choice.dim, seed + n);
       char name[64];
-      std::snprintf(name, sizeof name, "exponential phi=%.1f", phi);
+      std::snprintf(name, sizeof name, "%s%s phi=%.*f", choice.equal ? "equal" : "exponential",
+                    choice.dim == 2 ? " 2d" : "", phi < 0.1 ? 2 : 1, phi);
       rows.push_back(measure<Real>(name, s, Method::hsx, repeats));
       rows.push_back(measure<Real>(name, s, Method::hsx, repeats, false));
       if (n <= brute_max) rows.push_back(measure<Real>(name, s, Method::brute, repeats));
@@ -112,6 +130,7 @@ int main(int argc, char** argv) try {
   int repeats = 10;
   std::size_t brute_max = 100000;
   std::string precision = "float", csv;
+  SceneChoice choice;
   for (int k = 1; k < argc; ++k) {
     const std::string a = argv[k];
     auto value = [&]() -> std::string {
@@ -127,19 +146,33 @@ int main(int argc, char** argv) try {
     else if (a == "--precision") precision = value();
     else if (a == "--csv") csv = value();
     else if (a == "--seed") seed = std::stoull(value());
-    else {
+    else if (a == "--scene" || a == "--dim" || a == "--phis") {
+      const std::string v = value();
+      if (a == "--phis") choice.phis = parse_list(v);
+      else if (a == "--dim") choice.dim = std::stoi(v);
+      else choice.equal = v == "equal";
+      const bool phis_ok = !choice.phis.empty() &&
+          std::all_of(choice.phis.begin(), choice.phis.end(), [](double p) { return p > 0; });
+      if ((a == "--scene" && v != "equal" && v != "exponential") ||
+          (choice.dim != 2 && choice.dim != 3) || !phis_ok) {
+        std::fprintf(stderr, "bench_hsx: bad %s '%s' (--scene exponential|equal, --dim 2|3, "
+                     "--phis positive fractions)\n", a.c_str(), v.c_str());
+        return 2;
+      }
+    } else {
       std::fprintf(stderr,
                    "usage: bench_hsx [--sizes 1e5,1e6,1e7] [--repeats K] [--precision float|double]"
-                   " [--brute-max-n N] [--csv FILE] [--seed S]\n");
+                   " [--brute-max-n N] [--csv FILE] [--seed S]"
+                   " [--scene exponential|equal] [--dim 3|2] [--phis 0.1,0.3]\n");
       return a == "--help" ? 0 : 2;
     }
   }
-  return precision == "double" ? run<double>(sizes, repeats, brute_max, csv, seed)
-                               : run<float>(sizes, repeats, brute_max, csv, seed);
+  return precision == "double" ? run<double>(sizes, repeats, brute_max, csv, seed, choice)
+                               : run<float>(sizes, repeats, brute_max, csv, seed, choice);
 } catch (const std::invalid_argument&) {
-  std::fprintf(stderr, "bench_hsx: a number was expected (--sizes, --brute-max-n, --seed)\n");
+  std::fprintf(stderr, "bench_hsx: a number was expected (--sizes, --brute-max-n, --seed, --dim, --phis)\n");
   return 2;
 } catch (const std::out_of_range&) {
-  std::fprintf(stderr, "bench_hsx: a number is out of range (--sizes, --brute-max-n, --seed)\n");
+  std::fprintf(stderr, "bench_hsx: a number is out of range (--sizes, --brute-max-n, --seed, --dim, --phis)\n");
   return 2;
 }
