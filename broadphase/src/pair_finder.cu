@@ -84,17 +84,22 @@ using nestsim::natural_level;  // nestsim/levels.h
 
 constexpr int kLevels = 64;
 
-// Level bases tried (bench/NOTES.md v34): d0 2^(j/4), j < kPhases. Any base >= the
-// finest keeps HSX exact; the base moves every level's width, so where the group plan's
-// first boundary falls, and with it the first group's cell width (the phase
-// choose_level_base picks). The GPU histograms all four in one pass; the CPU backend
-// keeps the first (its costs are not measured).
+// Level bases tried (bench/NOTES.md v34, v35): d0 2^(j/4), j < 4 kOctaves. Any base >=
+// the finest keeps HSX exact; the base moves every level's width, so where the group
+// plan's first boundary falls, and with it the first group's cell width (the phase
+// choose_level_base picks). The GPU histograms the first kPhases (one octave) in one
+// pass; phase j + 4 is phase j with every level one lower (natural_level(D, 2 d) =
+// max(0, natural_level(D, d) - 1), exactly: the same mantissa), so the host derives the
+// higher octaves' histograms, which serve sparse scenes whose first group is level 0
+// (cells of one diameter, far below the spacing). The CPU backend has one phase per
+// octave and keeps phase 0 unless told (its costs are not measured).
 #if defined(NESTSIM_BACKEND_CUDA)
 constexpr int kPhases = 4;
 #else
 constexpr int kPhases = 1;
 #endif
-NESTSIM_HD constexpr double phase_scale(int j) {  // 2^(j/4)
+constexpr int kOctaves = 3;
+NESTSIM_HD constexpr double phase_scale(int j) {  // 2^(j/4), j < 4
   return j == 1 ? 1.189207115002721 : j == 2 ? 1.4142135623730951 : j == 3 ? 1.681792830507429 : 1.0;
 }
 
@@ -594,14 +599,23 @@ std::vector<Group> plan_groups(const std::vector<uint32_t>& histogram, int dim, 
 // kPhaseMinN bodies phase 0 serves: at 1e5 the find is launch-bound and the phase
 // picked was 5-7% slower than phase 0 at phi 0.1 (the relevel a launch more), at 3e5
 // already 2-5% faster (NESTSIM_HSX_PHASE_MIN_N overrides it).
-// NESTSIM_HSX_LEVEL_PHASE=j forces phase j (< kPhases; tests/CMakeLists.txt).
+// NESTSIM_HSX_LEVEL_PHASE=j forces phase j (< kPhases kOctaves; tests/CMakeLists.txt);
+// NESTSIM_HSX_PHASES=m considers only the first m (v35's A/B).
 const double kCellSpacing = env_or("NESTSIM_HSX_CELL_SPACING", 0.88);
 const double kPhaseMinN = env_or("NESTSIM_HSX_PHASE_MIN_N", 2.5e5);
 const int kForcedPhase = int(env_or("NESTSIM_HSX_LEVEL_PHASE", -1));
+#if defined(NESTSIM_BACKEND_CUDA)
+constexpr int kDefaultPhasesTried = kPhases * kOctaves;
+#else
+constexpr int kDefaultPhasesTried = 1;
+#endif
+const int kPhasesTried =
+    std::clamp(int(env_or("NESTSIM_HSX_PHASES", kDefaultPhasesTried)), 1, kPhases * kOctaves);
 
 struct LevelBase {
   int phase = 0;
   double d0 = 0;
+  std::vector<uint32_t> histogram;  // of the natural levels at d0
   std::vector<Group> groups;
   double cells_per_spacing = 0;  // the first group's, as chosen
 };
@@ -612,23 +626,34 @@ struct LevelBase {
 LevelBase choose_level_base(const LevelPlan& plan, int dim, uint32_t n) {
   double volume = 1;
   for (int k = 0; k < dim; ++k) volume *= plan.bounds.centre_hi[k] - plan.bounds.centre_lo[k];
-  LevelBase best;
-  double best_miss = 0;
-  const bool forced = kForcedPhase >= 0 && kForcedPhase < kPhases;
-  const int first = forced ? kForcedPhase : 0;
-  const int end =
-      forced ? kForcedPhase + 1 : (kCellSpacing > 0 && double(n) >= kPhaseMinN ? kPhases : 1);
-  for (int j = first; j < end; ++j) {
+  auto phase = [&](int j) {
     LevelBase b;
     b.phase = j;
-    b.d0 = plan.d0[j];
-    b.groups = plan_groups(std::vector<uint32_t>(plan.histogram[j], plan.histogram[j] + kLevels),
-                           dim, n);
+    b.d0 = std::ldexp(plan.d0[j % kPhases], j / kPhases);
+    b.histogram.assign(kLevels, 0);
+    for (int l = 0; l < kLevels; ++l)  // levels j / kPhases lower, the lowest merged into 0
+      b.histogram[std::max(0, l - j / kPhases)] += plan.histogram[j % kPhases][l];
+    b.groups = plan_groups(b.histogram, dim, n);
     const Group& g = b.groups.front();
     const double spacing = std::pow(volume / double(std::max(1u, g.end - g.begin)), 1.0 / dim);
     b.cells_per_spacing = std::ldexp(b.d0, g.top_level) * kCellFraction / spacing;
+    return b;
+  };
+  // Level 63 holds every diameter from d0 2^62 up (infinite ones too), so it would not
+  // shift down with the base: no derived phase then.
+  auto valid = [&](int j) {
+    return j < kPhases || plan.histogram[j % kPhases][kLevels - 1] == 0;
+  };
+  if (kForcedPhase >= 0 && kForcedPhase < kPhases * kOctaves && valid(kForcedPhase))
+    return phase(kForcedPhase);
+  LevelBase best = phase(0);
+  const int end = kCellSpacing > 0 && double(n) >= kPhaseMinN ? kPhasesTried : 1;
+  double best_miss = std::fabs(std::log(best.cells_per_spacing / kCellSpacing));
+  for (int j = 1; j < end; ++j) {
+    if (!valid(j)) continue;
+    LevelBase b = phase(j);
     const double miss = std::fabs(std::log(b.cells_per_spacing / kCellSpacing));
-    if (j == first || miss < best_miss) {
+    if (miss < best_miss) {
       best = std::move(b);
       best_miss = miss;
     }
@@ -979,7 +1004,7 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
     for_each_index(n, Relevel<Real>{in.radius, plan.pad, base.d0, raw(natural)});
   const double pad = plan.pad, d0 = base.d0;
   const std::vector<Group>& groups = base.groups;
-  const uint32_t* histogram = plan.histogram[base.phase];
+  const std::vector<uint32_t>& histogram = base.histogram;
 
   // One grid per group of levels, all in one table (bench/NOTES.md v8): cells of
   // kCellFraction times the group's top diameter d; members have radius <= d / 2.
