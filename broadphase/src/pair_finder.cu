@@ -604,6 +604,19 @@ std::vector<Group> plan_groups(const std::vector<uint32_t>& histogram, int dim, 
 const double kCellSpacing = env_or("NESTSIM_HSX_CELL_SPACING", 0.88);
 const double kPhaseMinN = env_or("NESTSIM_HSX_PHASE_MIN_N", 2.5e5);
 const int kForcedPhase = int(env_or("NESTSIM_HSX_LEVEL_PHASE", -1));
+// Where even the best phase leaves the first group's cells finer than that (sparse
+// scenes: at volume fraction 0.01-0.03 the group plan's cells are 0.4-0.55 spacings),
+// every group's cells grow by 2^(i/4), i <= kCellGrowMax, to come closest (v36; the
+// members' radii stay bounded by d / 2 whatever the cells, as with
+// NESTSIM_HSX_CELL_FRACTION). NESTSIM_HSX_CELL_GROW_MAX overrides it; 0 never grows (the
+// CPU's default: its costs are not measured).
+#if defined(NESTSIM_BACKEND_CUDA)
+constexpr int kDefaultCellGrowMax = 8;
+#else
+constexpr int kDefaultCellGrowMax = 0;
+#endif
+const int kCellGrowMax =
+    std::clamp(int(env_or("NESTSIM_HSX_CELL_GROW_MAX", kDefaultCellGrowMax)), 0, 16);
 #if defined(NESTSIM_BACKEND_CUDA)
 constexpr int kDefaultPhasesTried = kPhases * kOctaves;
 #else
@@ -617,8 +630,27 @@ struct LevelBase {
   double d0 = 0;
   std::vector<uint32_t> histogram;  // of the natural levels at d0
   std::vector<Group> groups;
+  double cell_fraction = kCellFraction;  // cell width / group's top diameter
   double cells_per_spacing = 0;  // the first group's, as chosen
 };
+
+// The phase closest to kCellSpacing (phase 0 unless another is strictly closer).
+template <class Phase, class Valid>
+LevelBase choose_phase(const Phase& phase, const Valid& valid, uint32_t n) {
+  LevelBase best = phase(0);
+  const int end = kCellSpacing > 0 && double(n) >= kPhaseMinN ? kPhasesTried : 1;
+  double best_miss = std::fabs(std::log(best.cells_per_spacing / kCellSpacing));
+  for (int j = 1; j < end; ++j) {
+    if (!valid(j)) continue;
+    LevelBase b = phase(j);
+    const double miss = std::fabs(std::log(b.cells_per_spacing / kCellSpacing));
+    if (miss < best_miss) {
+      best = std::move(b);
+      best_miss = miss;
+    }
+  }
+  return best;
+}
 
 // The phase whose first group's cells come closest to kCellSpacing mean spacings (a
 // factor either way); phase 0 unless another is strictly closer (a flat or empty box,
@@ -646,17 +678,15 @@ LevelBase choose_level_base(const LevelPlan& plan, int dim, uint32_t n) {
   };
   if (kForcedPhase >= 0 && kForcedPhase < kPhases * kOctaves && valid(kForcedPhase))
     return phase(kForcedPhase);
-  LevelBase best = phase(0);
-  const int end = kCellSpacing > 0 && double(n) >= kPhaseMinN ? kPhasesTried : 1;
-  double best_miss = std::fabs(std::log(best.cells_per_spacing / kCellSpacing));
-  for (int j = 1; j < end; ++j) {
-    if (!valid(j)) continue;
-    LevelBase b = phase(j);
-    const double miss = std::fabs(std::log(b.cells_per_spacing / kCellSpacing));
-    if (miss < best_miss) {
-      best = std::move(b);
-      best_miss = miss;
-    }
+  LevelBase best = choose_phase(phase, valid, n);
+  // Cells still finer than kCellSpacing spacings: grow them by the nearest 2^(i/4).
+  if (kCellSpacing > 0 && double(n) >= kPhaseMinN && best.cells_per_spacing > 0 &&
+      best.cells_per_spacing < kCellSpacing) {
+    const int steps = std::min(
+        kCellGrowMax, int(std::lround(4.0 * std::log2(kCellSpacing / best.cells_per_spacing))));
+    const double grow = std::exp2(0.25 * steps);
+    best.cell_fraction *= grow;
+    best.cells_per_spacing *= grow;
   }
   return best;
 }
@@ -948,8 +978,8 @@ const int kFitRadixBits = int(env_or("NESTSIM_HSX_FIT_RADIX_BITS", 8));
 const int kFitRadixBits = int(env_or("NESTSIM_HSX_FIT_RADIX_BITS", 0));
 #endif
 void fit_radix_passes(std::vector<detail::GroupGrid>& grids, const std::vector<Group>& groups,
-                      const Domain& dom, const detail::Extent& bounds, double d0, int dim,
-                      int pass_bits) {
+                      const Domain& dom, const detail::Extent& bounds, double d0,
+                      double cell_fraction, int dim, int pass_bits) {
   uint64_t table = 0;
   std::size_t big = grids.size();
   for (std::size_t k = 0; k < grids.size(); ++k) {
@@ -969,7 +999,7 @@ void fit_radix_passes(std::vector<detail::GroupGrid>& grids, const std::vector<G
   if (others >= fit) return;
   const uint64_t want = fit - others;  // buckets left for the group
   const double ns = double(g.end - g.begin);
-  double width = std::ldexp(d0, groups[big].top_level) * kCellFraction;
+  double width = std::ldexp(d0, groups[big].top_level) * cell_fraction;
   double scale = std::pow(double(g.grid.table_size) / double(want), 1.0 / dim);
   for (int i = 0; i < 32 && scale < 1.12; ++i, scale *= 1.004) {
     detail::GridSpec grid =
@@ -1007,7 +1037,8 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
   const std::vector<uint32_t>& histogram = base.histogram;
 
   // One grid per group of levels, all in one table (bench/NOTES.md v8): cells of
-  // kCellFraction times the group's top diameter d; members have radius <= d / 2.
+  // base.cell_fraction (kCellFraction, grown in sparse scenes) times the group's top
+  // diameter d; members have radius <= d / 2.
   std::vector<detail::GroupGrid> grids(groups.size());
   LevelToGroup to_group{0, static_cast<uint8_t>(groups.size() - 1)};
   uint64_t items = 0;       // large items (large body, smaller group)
@@ -1025,7 +1056,8 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
     }
     to_group.tops |= uint64_t(1) << g.top_level;
     const double d = std::ldexp(d0, g.top_level);
-    grid.grid = detail::make_grid(dom, Dim, d * kCellFraction, bounds.centre_lo, bounds.centre_hi);
+    grid.grid =
+        detail::make_grid(dom, Dim, d * base.cell_fraction, bounds.centre_lo, bounds.centre_hi);
     const double ns = double(g.end - g.begin);
     const double cells = detail::choose_buckets(grid.grid, g.end - g.begin);
     shared += ns * std::max(0.0, ns / cells - 1.0) / 2.0;
@@ -1048,12 +1080,14 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
   }
   const bool radix = detail::radix_grid_sort(options, n);
   if (radix && kFitRadixBits > 0)
-    fit_radix_passes(grids, groups, dom, bounds, d0, Dim, kFitRadixBits);
+    fit_radix_passes(grids, groups, dom, bounds, d0, base.cell_fraction, Dim, kFitRadixBits);
   phase.mark("bounds, level histogram");
   static const bool trace = std::getenv("NESTSIM_TRACE") != nullptr;
   if (trace) {
-    std::fprintf(stderr, "hsx: n=%u d0=%g (phase %d, cells/spacing %.3f) pad=%g groups=%zu\n", n,
-                 d0, base.phase, base.cells_per_spacing, pad, groups.size());
+    std::fprintf(stderr,
+                 "hsx: n=%u d0=%g (phase %d, cells/spacing %.3f, cells/diameter %.3f) pad=%g "
+                 "groups=%zu\n",
+                 n, d0, base.phase, base.cells_per_spacing, base.cell_fraction, pad, groups.size());
     for (const detail::GroupGrid& g : grids)
       std::fprintf(stderr, "  group top=%g members=%u large=%u %s table=%llu columns/task=%u%s%s\n",
                    2 * g.reach, g.end - g.begin, n - g.end, g.grid.dense ? "dense" : "hashed",
