@@ -2,6 +2,7 @@
 // smallest k >= 0 with diameter <= d0 * 2^k, found by stepping k with std::ldexp.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -53,4 +54,34 @@ TEST_CASE("natural levels at the edges: below d0, huge, infinite, NaN") {
     CHECK(natural_level(std::ldexp(3.0, k), 3.0) == k);
     CHECK(natural_level(std::nextafter(std::ldexp(3.0, k), 1e308), 3.0) == k + 1);
   }
+}
+
+// The broad phase derives the histograms of bases d0 2^m from that of d0 (pair_finder.cu,
+// choose_level_base: phase j + 4 is phase j one octave up) by shifting every level m
+// down, the lowest merged into 0; it relies on natural_level(D, d 2^m) = max(0,
+// natural_level(D, d) - m) wherever level 63 (the cap) is empty, which this checks by the
+// definition on random and boundary diameters.
+TEST_CASE("a base one or two octaves up shifts every level below the cap down") {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> exponent(-60, 60), unit(0, 1);
+  long wrong = 0, checked = 0;
+  for (int t = 0; t < 200000; ++t) {
+    const double d0 = std::exp2(exponent(rng)) * (1 + unit(rng));
+    const double exact = d0 * std::exp2(std::floor(unit(rng) * 64 - 2));
+    for (double d : {exact, std::nextafter(exact, 0.0), std::nextafter(exact, 1e308),
+                     d0 * std::exp2(unit(rng) * 64 - 2)}) {
+      const int k = level_by_definition(d, d0);
+      if (k == 63) continue;  // the cap: no derived phase (choose_level_base)
+      for (int m : {1, 2}) {
+        ++checked;
+        if (natural_level(d, std::ldexp(d0, m)) != std::max(0, k - m)) ++wrong;
+        if (level_by_definition(d, std::ldexp(d0, m)) != std::max(0, k - m)) ++wrong;
+      }
+    }
+  }
+  CHECK(checked > 1500000);
+  CHECK(wrong == 0);
+  // The cap does not shift: a diameter at d0 2^70 is level 63 at d0 and at 2 d0.
+  CHECK(natural_level(std::ldexp(1.0, 70), 1.0) == 63);
+  CHECK(natural_level(std::ldexp(1.0, 70), 2.0) == 63);
 }
