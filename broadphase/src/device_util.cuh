@@ -57,22 +57,31 @@ void ensure_size(thrust::device_vector<T>& v, std::size_t n) {
 }
 
 #if defined(NESTSIM_BACKEND_CUDA)
-// to_host's copy by the GPU itself into mapped page-locked memory, then a flag: the host
-// polls the flag instead of waiting on the stream for a copy engine's transfer
-// (bench/NOTES.md v26: the plan's read-back took ~15 us after its kernels had finished).
-static __global__ void copy_to_mapped(const unsigned char* src, unsigned char* dst, std::size_t bytes,
-                               volatile unsigned* flag, unsigned seq) {
+// A read-back's device side, by every thread of one block: `bytes` from device memory
+// into the host's mapped page-locked buffer, then a system-scope fence and *flag = seq,
+// which the host polls (HostStage::wait_mapped) instead of waiting on the stream for a
+// copy engine's transfer (bench/NOTES.md v26: the plan's read-back took ~15 us after its
+// kernels had finished). The source is read from L2 (ld.cg): the caller may be the last
+// block of a launch whose other blocks wrote it (v32, level_histogram_kernel).
+__device__ inline void publish_mapped(const unsigned char* src, unsigned char* dst,
+                                      std::size_t bytes, volatile unsigned* flag, unsigned seq) {
   const std::size_t words = bytes / 4;
   const bool aligned =
       reinterpret_cast<uintptr_t>(src) % 4 == 0 && reinterpret_cast<uintptr_t>(dst) % 4 == 0;
   const std::size_t start = aligned ? 4 * words : 0;
   if (aligned)
     for (std::size_t i = threadIdx.x; i < words; i += blockDim.x)
-      reinterpret_cast<unsigned*>(dst)[i] = reinterpret_cast<const unsigned*>(src)[i];
-  for (std::size_t i = start + threadIdx.x; i < bytes; i += blockDim.x) dst[i] = src[i];
-  __threadfence_system();
+      reinterpret_cast<unsigned*>(dst)[i] = __ldcg(reinterpret_cast<const unsigned*>(src) + i);
+  for (std::size_t i = start + threadIdx.x; i < bytes; i += blockDim.x) dst[i] = __ldcg(src + i);
+  __threadfence_system();  // the bytes reach the host before the flag
   __syncthreads();
   if (threadIdx.x == 0) *flag = seq;
+}
+
+// to_host's copy by the GPU itself: publish_mapped as a one-block kernel of its own.
+static __global__ void copy_to_mapped(const unsigned char* src, unsigned char* dst, std::size_t bytes,
+                                      volatile unsigned* flag, unsigned seq) {
+  publish_mapped(src, dst, bytes, flag, seq);
 }
 #endif
 

@@ -34,6 +34,7 @@
 #include <thrust/transform_reduce.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -92,13 +93,19 @@ constexpr int kLevels = 64;
 // max(0, natural_level(D, d) - 1), exactly: the same mantissa), so the host derives the
 // higher octaves' histograms, which serve sparse scenes whose first group is level 0
 // (cells of one diameter, far below the spacing). The CPU backend has one phase per
-// octave and keeps phase 0 unless told (its costs are not measured).
+// octave and keeps phase 0 unless told (its costs are not measured). The same for the
+// cells' growth in sparse scenes (v36, kCellGrowMax below): 4x at most on the GPU, none
+// on the CPU unless told.
+constexpr int kOctaves = 3;
 #if defined(NESTSIM_BACKEND_CUDA)
 constexpr int kPhases = 4;
+constexpr int kDefaultPhasesTried = kPhases * kOctaves;
+constexpr int kDefaultCellGrowMax = 8;
 #else
 constexpr int kPhases = 1;
+constexpr int kDefaultPhasesTried = 1;
+constexpr int kDefaultCellGrowMax = 0;
 #endif
-constexpr int kOctaves = 3;
 NESTSIM_HD constexpr double phase_scale(int j) {  // 2^(j/4), j < 4
   return j == 1 ? 1.189207115002721 : j == 2 ? 1.4142135623730951 : j == 3 ? 1.681792830507429 : 1.0;
 }
@@ -115,12 +122,12 @@ struct LevelPlan {
 // d0 from the smallest diameter; never so fine that an axis would need more than 2^20
 // cells.
 template <class Real>
-NESTSIM_HD inline void plan_base(LevelPlan& p, const detail::PadSpace& space, double scale) {
+NESTSIM_HD inline void plan_base(LevelPlan& p, const detail::PadSpace& space) {
   p.pad = detail::rounding_pad<Real>(p.bounds, space);
   const double span = detail::space_span(p.bounds, space);
   double d0 = 2.0 * p.bounds.rmin + p.pad;
   const double finest = (span + 2.0 * p.bounds.rmax) * 0x1p-20;
-  d0 = (finest > d0 ? finest : d0) * scale;
+  d0 = finest > d0 ? finest : d0;
   d0 = d0 > 1e-300 ? d0 : 1e-300;
   for (int j = 0; j < kPhases; ++j) p.d0[j] = d0 * phase_scale(j);
 }
@@ -163,10 +170,9 @@ template <class Real>
 struct FinishLevelPlan {
   detail::PadSpace space;
   LevelPlan* plan;
-  double scale;
   __device__ void operator()(const detail::Extent& total) const {
     plan->bounds = total;
-    plan_base<Real>(*plan, space, scale);
+    plan_base<Real>(*plan, space);
     for (int j = 0; j < kPhases; ++j)
       for (int k = 0; k < kLevels; ++k) plan->histogram[j][k] = 0;
   }
@@ -198,15 +204,9 @@ __global__ void level_histogram_kernel(const Real* radius, uint32_t n, LevelPlan
   for (int k = threadIdx.x; k < kPhases * kLevels; k += blockDim.x)
     if (local[k]) atomicAdd(&plan->histogram[k / kLevels][k % kLevels], local[k]);
   if (!mapped || !detail::last_block(done)) return;  // mapped: the same for every block
-  // Every block's bins are in: the plan from L2 (ld.cg) into the mapped buffer.
-  static_assert(sizeof(LevelPlan) % sizeof(unsigned) == 0, "LevelPlan: whole words");
-  const unsigned* src = reinterpret_cast<const unsigned*>(plan);
-  unsigned* dst = reinterpret_cast<unsigned*>(mapped);
-  for (std::size_t w = threadIdx.x; w < sizeof(LevelPlan) / sizeof(unsigned); w += blockDim.x)
-    dst[w] = __ldcg(src + w);
-  __threadfence_system();  // the bytes reach the host before the flag
-  __syncthreads();
-  if (threadIdx.x == 0) *flag = seq;
+  // Every block's bins are in: the plan into the mapped buffer, then the flag.
+  detail::publish_mapped(reinterpret_cast<const unsigned char*>(plan),
+                         reinterpret_cast<unsigned char*>(mapped), sizeof(LevelPlan), flag, seq);
 }
 #endif
 
@@ -544,10 +544,6 @@ const double kGridTestCost = env_or("NESTSIM_HSX_GRID_TEST_COST", 2.0);
 const double kGridTestCost = env_or("NESTSIM_HSX_GRID_TEST_COST", 1.0);
 #endif
 
-// d0 times this (>= 1; NESTSIM_HSX_D0_SCALE, a tuning experiment): every level's width
-// moves by the same factor, so the group plan's boundaries fall elsewhere.
-const double kD0Scale = std::max(1.0, env_or("NESTSIM_HSX_D0_SCALE", 1.0));
-
 // Cell width of a group's grid relative to its top diameter d (bench/NOTES.md v8): the
 // small-pair windows and the rim walks search cells of this width; members' radii stay
 // bounded by d / 2 whatever the cells. NESTSIM_HSX_CELL_FRACTION overrides it.
@@ -557,8 +553,10 @@ const double kCellFraction = std::max(1.0 / 64, env_or("NESTSIM_HSX_CELL_FRACTIO
 // estimate of every level in one pass, not a sum of pow() terms per candidate top
 // (bench/NOTES.md v27: 10-15 us per find). rim[t] = sum over b > t of histogram[b]
 // growth^(b - t) = growth (histogram[t + 1] + rim[t + 1]); rest[t] the bodies above t.
-std::vector<Group> plan_groups(const std::vector<uint32_t>& histogram, int dim, uint32_t n) {
-  std::vector<Group> groups;
+// The groups go to out[0, count), count returned; at most `limit` of them (each group
+// takes at least one level, the brute-force remainder one more: kMaxGroups serve all).
+constexpr int kMaxGroups = kLevels + 1;
+int plan_groups(const uint32_t* histogram, int dim, uint32_t n, Group* out, int limit) {
   const double growth = dim == 3 ? 4.0 : 2.0;  // rim cells per level step down
   double rim[kLevels];
   uint64_t rest[kLevels];
@@ -568,11 +566,12 @@ std::vector<Group> plan_groups(const std::vector<uint32_t>& histogram, int dim, 
     rest[t] = rest[t + 1] + histogram[t + 1];
     rim[t] = growth * (double(histogram[t + 1]) + rim[t + 1]);
   }
+  int count = 0;
   uint32_t begin = 0;
   int k = 0;
-  while (begin < n) {
-    if (n - begin <= kBruteRemainder && !groups.empty()) {
-      groups.push_back({k, begin, n, true});
+  while (begin < n && count < limit) {
+    if (n - begin <= kBruteRemainder && count > 0) {
+      out[count++] = {k, begin, n, true};
       break;
     }
     uint64_t members = 0;
@@ -583,11 +582,11 @@ std::vector<Group> plan_groups(const std::vector<uint32_t>& histogram, int dim, 
       if (rest[top] == 0 || rim[top] <= kRimPerSmall * double(members)) break;
     }
     if (top >= kLevels) top = kLevels - 1;
-    groups.push_back({top, begin, begin + uint32_t(members), false});
+    out[count++] = {top, begin, begin + uint32_t(members), false};
     begin += uint32_t(members);
     k = top + 1;
   }
-  return groups;
+  return count;
 }
 
 // The first group's cell width over its members' mean spacing (the side of the centres'
@@ -610,78 +609,74 @@ const int kForcedPhase = int(env_or("NESTSIM_HSX_LEVEL_PHASE", -1));
 // members' radii stay bounded by d / 2 whatever the cells, as with
 // NESTSIM_HSX_CELL_FRACTION). NESTSIM_HSX_CELL_GROW_MAX overrides it; 0 never grows (the
 // CPU's default: its costs are not measured).
-#if defined(NESTSIM_BACKEND_CUDA)
-constexpr int kDefaultCellGrowMax = 8;
-#else
-constexpr int kDefaultCellGrowMax = 0;
-#endif
 const int kCellGrowMax =
     std::clamp(int(env_or("NESTSIM_HSX_CELL_GROW_MAX", kDefaultCellGrowMax)), 0, 16);
-#if defined(NESTSIM_BACKEND_CUDA)
-constexpr int kDefaultPhasesTried = kPhases * kOctaves;
-#else
-constexpr int kDefaultPhasesTried = 1;
-#endif
 const int kPhasesTried =
     std::clamp(int(env_or("NESTSIM_HSX_PHASES", kDefaultPhasesTried)), 1, kPhases * kOctaves);
+
+using LevelCounts = std::array<uint32_t, kLevels>;
 
 struct LevelBase {
   int phase = 0;
   double d0 = 0;
-  std::vector<uint32_t> histogram;  // of the natural levels at d0
+  LevelCounts histogram{};  // of the natural levels at d0
   std::vector<Group> groups;
   double cell_fraction = kCellFraction;  // cell width / group's top diameter
   double cells_per_spacing = 0;  // the first group's, as chosen
 };
 
-// The phase closest to kCellSpacing (phase 0 unless another is strictly closer).
-template <class Phase, class Valid>
-LevelBase choose_phase(const Phase& phase, const Valid& valid, uint32_t n) {
-  LevelBase best = phase(0);
-  const int end = kCellSpacing > 0 && double(n) >= kPhaseMinN ? kPhasesTried : 1;
-  double best_miss = std::fabs(std::log(best.cells_per_spacing / kCellSpacing));
-  for (int j = 1; j < end; ++j) {
-    if (!valid(j)) continue;
-    LevelBase b = phase(j);
-    const double miss = std::fabs(std::log(b.cells_per_spacing / kCellSpacing));
-    if (miss < best_miss) {
-      best = std::move(b);
-      best_miss = miss;
-    }
-  }
-  return best;
-}
-
 // The phase whose first group's cells come closest to kCellSpacing mean spacings (a
 // factor either way); phase 0 unless another is strictly closer (a flat or empty box,
-// say). The plan of each phase is plan_groups' of its histogram.
+// say). Each phase is judged by plan_groups' first group of its histogram, on the stack
+// (the host's critical path: no allocation per phase); the chosen one is planned whole.
 LevelBase choose_level_base(const LevelPlan& plan, int dim, uint32_t n) {
   double volume = 1;
   for (int k = 0; k < dim; ++k) volume *= plan.bounds.centre_hi[k] - plan.bounds.centre_lo[k];
-  auto phase = [&](int j) {
-    LevelBase b;
-    b.phase = j;
-    b.d0 = std::ldexp(plan.d0[j % kPhases], j / kPhases);
-    b.histogram.assign(kLevels, 0);
+  auto d0_of = [&](int j) { return std::ldexp(plan.d0[j % kPhases], j / kPhases); };
+  auto histogram_of = [&](int j, LevelCounts& h) {
+    h.fill(0);
     for (int l = 0; l < kLevels; ++l)  // levels j / kPhases lower, the lowest merged into 0
-      b.histogram[std::max(0, l - j / kPhases)] += plan.histogram[j % kPhases][l];
-    b.groups = plan_groups(b.histogram, dim, n);
-    const Group& g = b.groups.front();
+      h[std::max(0, l - j / kPhases)] += plan.histogram[j % kPhases][l];
+  };
+  auto cells_per_spacing = [&](int j, const LevelCounts& h) {
+    Group g{0, 0, 0, false};
+    plan_groups(h.data(), dim, n, &g, 1);
     const double spacing = std::pow(volume / double(std::max(1u, g.end - g.begin)), 1.0 / dim);
-    b.cells_per_spacing = std::ldexp(b.d0, g.top_level) * kCellFraction / spacing;
-    return b;
+    return std::ldexp(d0_of(j), g.top_level) * kCellFraction / spacing;
   };
   // Level 63 holds every diameter from d0 2^62 up (infinite ones too), so it would not
   // shift down with the base: no derived phase then.
   auto valid = [&](int j) {
     return j < kPhases || plan.histogram[j % kPhases][kLevels - 1] == 0;
   };
-  if (kForcedPhase >= 0 && kForcedPhase < kPhases * kOctaves && valid(kForcedPhase))
-    return phase(kForcedPhase);
-  LevelBase best = choose_phase(phase, valid, n);
+  const bool forced = kForcedPhase >= 0 && kForcedPhase < kPhases * kOctaves && valid(kForcedPhase);
+  const bool choose = !forced && kCellSpacing > 0 && double(n) >= kPhaseMinN;
+  LevelBase best;
+  best.phase = forced ? kForcedPhase : 0;
+  histogram_of(best.phase, best.histogram);
+  best.cells_per_spacing = cells_per_spacing(best.phase, best.histogram);
+  if (choose) {
+    double best_miss = std::fabs(std::log(best.cells_per_spacing / kCellSpacing));
+    LevelCounts h;
+    for (int j = 1; j < kPhasesTried; ++j) {
+      if (!valid(j)) continue;
+      histogram_of(j, h);
+      const double ratio = cells_per_spacing(j, h);
+      const double miss = std::fabs(std::log(ratio / kCellSpacing));
+      if (miss < best_miss) {
+        best.phase = j;
+        best.histogram = h;
+        best.cells_per_spacing = ratio;
+        best_miss = miss;
+      }
+    }
+  }
+  best.d0 = d0_of(best.phase);
+  best.groups.resize(kMaxGroups);
+  best.groups.resize(std::size_t(plan_groups(best.histogram.data(), dim, n, best.groups.data(),
+                                             kMaxGroups)));
   // Cells still finer than kCellSpacing spacings: grow them by the nearest 2^(i/4).
-  if (kCellSpacing > 0 && double(n) >= kPhaseMinN && best.cells_per_spacing > 0 &&
-      best.cells_per_spacing < kCellSpacing) {
+  if (choose && best.cells_per_spacing > 0 && best.cells_per_spacing < kCellSpacing) {
     const int steps = std::min(
         kCellGrowMax, int(std::lround(4.0 * std::log2(kCellSpacing / best.cells_per_spacing))));
     const double grow = std::exp2(0.25 * steps);
@@ -793,7 +788,7 @@ struct PairFinder<Real>::State {
 #if defined(NESTSIM_BACKEND_CUDA)
     ensure_size(level_plan, 1);
     detail::extent_async(in, n, space.dim, extent_scratch, extent_done,
-                         FinishLevelPlan<Real>{space, raw(level_plan), kD0Scale});
+                         FinishLevelPlan<Real>{space, raw(level_plan)});
     const uint32_t threads = 256;
     const uint32_t grid = std::min<uint32_t>((n + threads - 1) / threads, 2048);
     if (histogram_done.empty()) histogram_done.assign(1, 0u);
@@ -812,7 +807,7 @@ struct PairFinder<Real>::State {
     phase.mark("(plan read back)");
 #else
     plan.bounds = detail::extent_of<Real>(detail::policy(alloc), in, n, space.dim);
-    plan_base<Real>(plan, space, kD0Scale);
+    plan_base<Real>(plan, space);
     ensure_size(histogram, kLevels);
     thrust::fill_n(detail::nosync(), histogram.begin(), kLevels, 0u);
     const uint32_t chunks = (n + kHistogramChunk - 1) / kHistogramChunk;
@@ -1034,7 +1029,7 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
     for_each_index(n, Relevel<Real>{in.radius, plan.pad, base.d0, raw(natural)});
   const double pad = plan.pad, d0 = base.d0;
   const std::vector<Group>& groups = base.groups;
-  const std::vector<uint32_t>& histogram = base.histogram;
+  const LevelCounts& histogram = base.histogram;
 
   // One grid per group of levels, all in one table (bench/NOTES.md v8): cells of
   // base.cell_fraction (kCellFraction, grown in sparse scenes) times the group's top
