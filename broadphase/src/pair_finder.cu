@@ -94,17 +94,20 @@ constexpr int kLevels = 64;
 // higher octaves' histograms, which serve sparse scenes whose first group is level 0
 // (cells of one diameter, far below the spacing). The CPU backend has one phase per
 // octave and keeps phase 0 unless told (its costs are not measured). The same for the
-// cells' growth in sparse scenes (v36, kCellGrowMax below): 4x at most on the GPU, none
-// on the CPU unless told.
+// cells' growth in sparse scenes (v36, kCellGrowMax below: 4x at most on the GPU) and
+// their shrinking in dense ones (v37, kCellShrinkMax: to a quarter at most): none on the
+// CPU unless told.
 constexpr int kOctaves = 3;
 #if defined(NESTSIM_BACKEND_CUDA)
 constexpr int kPhases = 4;
 constexpr int kDefaultPhasesTried = kPhases * kOctaves;
 constexpr int kDefaultCellGrowMax = 8;
+constexpr int kDefaultCellShrinkMax = 8;
 #else
 constexpr int kPhases = 1;
 constexpr int kDefaultPhasesTried = 1;
 constexpr int kDefaultCellGrowMax = 0;
+constexpr int kDefaultCellShrinkMax = 0;
 #endif
 NESTSIM_HD constexpr double phase_scale(int j) {  // 2^(j/4), j < 4
   return j == 1 ? 1.189207115002721 : j == 2 ? 1.4142135623730951 : j == 3 ? 1.681792830507429 : 1.0;
@@ -611,6 +614,14 @@ const int kForcedPhase = int(env_or("NESTSIM_HSX_LEVEL_PHASE", -1));
 // CPU's default: its costs are not measured).
 const int kCellGrowMax =
     std::clamp(int(env_or("NESTSIM_HSX_CELL_GROW_MAX", kDefaultCellGrowMax)), 0, 16);
+// Where even the finest phase leaves them coarser (dense scenes: phase 0 is the finest
+// base, and at volume fraction 1-3 its first group's cells are 1.1-1.7 spacings), every
+// group's cells shrink by 2^(-i/4), i <= kCellShrinkMax, likewise (v37: finer cells than
+// the group's diameter; its small-small windows reach r_a + d / 2 over more, smaller
+// cells, and the large bodies walk more rim cells). NESTSIM_HSX_CELL_SHRINK_MAX
+// overrides it; 0 never shrinks.
+const int kCellShrinkMax =
+    std::clamp(int(env_or("NESTSIM_HSX_CELL_SHRINK_MAX", kDefaultCellShrinkMax)), 0, 16);
 const int kPhasesTried =
     std::clamp(int(env_or("NESTSIM_HSX_PHASES", kDefaultPhasesTried)), 1, kPhases * kOctaves);
 
@@ -675,13 +686,15 @@ LevelBase choose_level_base(const LevelPlan& plan, int dim, uint32_t n) {
   best.groups.resize(kMaxGroups);
   best.groups.resize(std::size_t(plan_groups(best.histogram.data(), dim, n, best.groups.data(),
                                              kMaxGroups)));
-  // Cells still finer than kCellSpacing spacings: grow them by the nearest 2^(i/4).
-  if (choose && best.cells_per_spacing > 0 && best.cells_per_spacing < kCellSpacing) {
-    const int steps = std::min(
-        kCellGrowMax, int(std::lround(4.0 * std::log2(kCellSpacing / best.cells_per_spacing))));
-    const double grow = std::exp2(0.25 * steps);
-    best.cell_fraction *= grow;
-    best.cells_per_spacing *= grow;
+  // Cells still finer or coarser than kCellSpacing spacings: the nearest 2^(i/4) towards
+  // it, i in [-kCellShrinkMax, kCellGrowMax]. (A flat or empty box has no finite ratio.)
+  const double ratio = best.cells_per_spacing;
+  if (choose && ratio > 0 && std::isfinite(ratio)) {
+    const int steps = std::clamp(int(std::lround(4.0 * std::log2(kCellSpacing / ratio))),
+                                 -kCellShrinkMax, kCellGrowMax);
+    const double scale = std::exp2(0.25 * steps);
+    best.cell_fraction *= scale;
+    best.cells_per_spacing *= scale;
   }
   return best;
 }
