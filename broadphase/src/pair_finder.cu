@@ -122,13 +122,18 @@ struct LevelPlan {
   uint32_t histogram[kPhases][kLevels];
 };
 
+// The diameter a body of radius r is levelled by, padded for rounding: one rule for d0
+// (plan_base, from the smallest radius) and every body's natural level (the histograms,
+// Relevel), so that the smallest body is level 0.
+NESTSIM_HD inline double padded_diameter(double r, double pad) { return 2.0 * r + pad; }
+
 // d0 from the smallest diameter; never so fine that an axis would need more than 2^20
 // cells.
 template <class Real>
 NESTSIM_HD inline void plan_base(LevelPlan& p, const detail::PadSpace& space) {
   p.pad = detail::rounding_pad<Real>(p.bounds, space);
   const double span = detail::space_span(p.bounds, space);
-  double d0 = 2.0 * p.bounds.rmin + p.pad;
+  double d0 = padded_diameter(p.bounds.rmin, p.pad);
   const double finest = (span + 2.0 * p.bounds.rmax) * 0x1p-20;
   d0 = finest > d0 ? finest : d0;
   d0 = d0 > 1e-300 ? d0 : 1e-300;
@@ -151,7 +156,7 @@ struct LevelHistogram {
     const uint32_t first = chunk * kHistogramChunk;
     const uint32_t last = first + kHistogramChunk < n ? first + kHistogramChunk : n;
     for (uint32_t i = first; i < last; ++i) {
-      const int k = natural_level(2.0 * double(radius[i]) + pad, d0);
+      const int k = natural_level(padded_diameter(double(radius[i]), pad), d0);
       level[i] = static_cast<uint8_t>(k);
       ++local[k];
     }
@@ -192,7 +197,7 @@ __global__ void level_histogram_kernel(const Real* radius, uint32_t n, LevelPlan
   for (int j = 0; j < kPhases; ++j) d0[j] = plan->d0[j];
   const double pad = plan->pad;
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const double diameter = 2.0 * double(radius[i]) + pad;
+    const double diameter = padded_diameter(double(radius[i]), pad);
     const unsigned active = __activemask();
 #pragma unroll
     for (int j = 0; j < kPhases; ++j) {
@@ -706,7 +711,7 @@ struct Relevel {
   double pad, d0;
   uint8_t* level;
   NESTSIM_HD void operator()(uint32_t i) const {
-    level[i] = static_cast<uint8_t>(natural_level(2.0 * double(radius[i]) + pad, d0));
+    level[i] = static_cast<uint8_t>(natural_level(padded_diameter(double(radius[i]), pad), d0));
   }
 };
 
