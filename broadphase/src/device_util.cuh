@@ -368,11 +368,63 @@ constexpr int kExtentThreads = 256;
 // 110 us (ncu, one body per iteration: 1.7 TB/s) towards the bandwidth (bench/NOTES.md v25).
 constexpr int kExtentUnroll = 4;
 
-// Each thread merges a strided share of the bodies in registers, each block merges its
-// threads (cub::BlockReduce) into one Extent per block, in out[block]. Then the last
-// block to finish (a ticket counter, `done`, zero before and after the launch) merges
-// the blocks' results and calls finish(total) in its thread 0: the level plan
-// (pair_finder.cu) in the same launch, not a kernel of its own (bench/NOTES.md v27).
+// One thread's share of the extent while it loads (extent_blocks): the minima and maxima
+// of centres, radii and |x| in the bodies' precision, where they are exact (a minimum of
+// floats converts to the minimum of their doubles), the boxes (x - r, x + r) and the
+// radii's sum in double as BodyExtent::of computes them; 9 floats and 7 doubles where a
+// per-body Extent and its merge held 16 doubles (bench/NOTES.md v38). The same values
+// as merging BodyExtent::of body by body into init.
+template <class Real>
+struct ThreadExtent {
+  // Empty: infinities, which merged_into turns into init's values.
+  static constexpr Real kInf = std::numeric_limits<Real>::infinity();
+  static constexpr double kInfD = std::numeric_limits<double>::infinity();
+  Real centre_lo[3] = {kInf, kInf, kInf}, centre_hi[3] = {-kInf, -kInf, -kInf};
+  Real rmin = kInf, rmax = -kInf, absmax = 0;
+  double box_lo[3] = {kInfD, kInfD, kInfD}, box_hi[3] = {-kInfD, -kInfD, -kInfD};
+  double rsum = 0;
+  NESTSIM_HD void add(const Real* p, Real r, int dim) {
+    const double rd = double(r);
+    Real body_abs = 0;  // as BodyExtent::of
+    for (int k = 0; k < 3; ++k) {
+      const Real x = k < dim ? p[k] : Real(0);
+      centre_lo[k] = centre_lo[k] < x ? centre_lo[k] : x;
+      centre_hi[k] = centre_hi[k] > x ? centre_hi[k] : x;
+      const double bl = k < dim ? double(x) - rd : 0.0, bh = k < dim ? double(x) + rd : 0.0;
+      box_lo[k] = box_lo[k] < bl ? box_lo[k] : bl;
+      box_hi[k] = box_hi[k] > bh ? box_hi[k] : bh;
+      const Real ax = x < Real(0) ? -x : x;
+      body_abs = ax > body_abs ? ax : body_abs;
+    }
+    rmin = rmin < r ? rmin : r;
+    rmax = rmax > r ? rmax : r;
+    rsum += rd;
+    absmax = absmax > body_abs ? absmax : body_abs;
+  }
+  // The share as an Extent merged into init (init's values where the thread had no body).
+  NESTSIM_HD Extent merged_into(const Extent& init) const {
+    Extent m;
+    for (int k = 0; k < 3; ++k) {
+      m.centre_lo[k] = double(centre_lo[k]);
+      m.centre_hi[k] = double(centre_hi[k]);
+      m.box_lo[k] = box_lo[k];
+      m.box_hi[k] = box_hi[k];
+    }
+    m.rmin = double(rmin);
+    m.rmax = double(rmax);
+    m.rsum = rsum;
+    m.absmax = double(absmax);
+    return MergeExtent{}(init, m);
+  }
+};
+
+// Each thread gathers a strided share of the bodies in registers (ThreadExtent), each
+// block merges its threads (cub::BlockReduce) into one Extent per block, in out[block].
+// Then the last block to finish (a ticket counter, `done`, zero before and after the
+// launch) merges the blocks' results and calls finish(total) in its thread 0: the level
+// plan (pair_finder.cu) in the same launch, not a kernel of its own (bench/NOTES.md v27);
+// before that, every thread of that block calls finish.share(thread, threads), the
+// plan's work that the block can split (v38: zeroing the histograms).
 template <class Real, class Finish>
 __global__ void __launch_bounds__(kExtentThreads)
     extent_blocks(BodyArrays<Real> bodies, uint32_t n, int dim, Extent init, Extent* out,
@@ -380,7 +432,7 @@ __global__ void __launch_bounds__(kExtentThreads)
   using BlockReduce = cub::BlockReduce<Extent, kExtentThreads>;
   __shared__ typename BlockReduce::TempStorage temp;
   const MergeExtent merge;
-  Extent acc = init;
+  ThreadExtent<Real> mine;
   const uint32_t stride = gridDim.x * kExtentThreads;
   for (uint64_t base = uint64_t(blockIdx.x) * kExtentThreads + threadIdx.x; base < n;
        base += uint64_t(kExtentUnroll) * stride) {
@@ -396,12 +448,13 @@ __global__ void __launch_bounds__(kExtentThreads)
     }
 #pragma unroll
     for (int u = 0; u < kExtentUnroll; ++u)
-      if (base + uint64_t(u) * stride < n) acc = merge(acc, BodyExtent<Real>::of(p[u], r[u], dim));
+      if (base + uint64_t(u) * stride < n) mine.add(p[u], r[u], dim);
   }
-  const Extent total = BlockReduce(temp).Reduce(acc, merge);
+  const Extent total = BlockReduce(temp).Reduce(mine.merged_into(init), merge);
   if (threadIdx.x == 0) out[blockIdx.x] = total;
   if (!last_block(done)) return;  // its barriers also end the block's use of temp
-  acc = init;
+  finish.share(threadIdx.x, kExtentThreads);
+  Extent acc = init;
   for (uint32_t k = threadIdx.x; k < gridDim.x; k += kExtentThreads) {
     // From L2 (ld.cg): written by other blocks.
     Extent e;

@@ -693,7 +693,8 @@ struct GroupedView {
   uint32_t group_count = 0;
   double pad = 0;  // rounding allowance (device_util.cuh, rounding_pad)
   const uint64_t* task_start = nullptr;  // large items + 1 offsets
-  const uint32_t* task_owner = nullptr;  // per task, its item (MarkTaskOwners); or null
+  // Per task, (its item's first task << 32) | its item (MarkTaskOwners); or null.
+  const uint64_t* task_owner = nullptr;
   uint64_t items = 0;                    // large items (large body, smaller group)
 
   // The group of large item k: the last with item_base <= k (groups without large
@@ -815,16 +816,19 @@ struct GroupLargeTasks {
 };
 
 // Each task's item without a binary search per task (bench/NOTES.md v14): the first
-// task of every item that has tasks marks its item in a zeroed array, and an inclusive
-// maximum scan then fills each run of tasks with its item. The table holds `capacity`
-// tasks (the total is not read back, bench/NOTES.md v18): tasks past it get no owner,
-// and find() runs again with a larger table.
+// task of every item that has tasks marks (first task << 32) | item in a zeroed array,
+// and an inclusive maximum scan then fills each run of tasks with it (first tasks and
+// items ascend together): a task learns its rank in its item without reading
+// task_start (v38). The table holds `capacity` (< 2^32) tasks (the total is not read
+// back, bench/NOTES.md v18): tasks past it get no owner, and find() runs again with a
+// larger table.
 struct MarkTaskOwners {
   const uint64_t* task_start;
   uint64_t capacity;
-  uint32_t* owner;
+  uint64_t* owner;
   NESTSIM_HD void operator()(uint32_t k) const {
-    if (task_start[k + 1] > task_start[k] && task_start[k] < capacity) owner[task_start[k]] = k;
+    const uint64_t first = task_start[k];
+    if (task_start[k + 1] > first && first < capacity) owner[first] = (first << 32) | k;
   }
 };
 
@@ -849,15 +853,18 @@ struct GroupLargePairs {
     if (t >= v.task_start[v.items]) return;
     // The item that owns task t: last k with task_start[k] <= t.
     uint64_t lo = 0, hi = v.items;  // task_start[lo] <= t < task_start[hi]
+    uint64_t local = 0;             // t's rank among lo's tasks
     if (v.task_owner) {
-      lo = v.task_owner[t];
+      const uint64_t owner = v.task_owner[t];
+      lo = owner & 0xffffffffu;
+      local = t - (owner >> 32);
     } else {
       while (hi - lo > 1) {
         const uint64_t mid = lo + (hi - lo) / 2;
         if (v.task_start[mid] <= t) lo = mid; else hi = mid;
       }
+      local = t - v.task_start[lo];
     }
-    const uint64_t local = t - v.task_start[lo];
     const SortedBodies<Real>& s = v.s;
     const GroupGrid& grp = s.groups[v.item_group(lo)];
     const uint32_t l = grp.end + uint32_t(lo - grp.item_base);

@@ -99,7 +99,7 @@ constexpr int kLevels = 64;
 // CPU unless told.
 constexpr int kOctaves = 3;
 #if defined(NESTSIM_BACKEND_CUDA)
-constexpr int kPhases = 4;
+constexpr int kPhases = 4;  // at most 4: level_histogram_kernel packs a byte per phase
 constexpr int kDefaultPhasesTried = kPhases * kOctaves;
 constexpr int kDefaultCellGrowMax = 8;
 constexpr int kDefaultCellShrinkMax = 8;
@@ -178,11 +178,14 @@ template <class Real>
 struct FinishLevelPlan {
   detail::PadSpace space;
   LevelPlan* plan;
+  // Every thread of the extent's last block: the histograms zeroed (v38: not by one).
+  __device__ void share(unsigned thread, unsigned threads) const {
+    for (unsigned k = thread; k < unsigned(kPhases * kLevels); k += threads)
+      plan->histogram[k / kLevels][k % kLevels] = 0;
+  }
   __device__ void operator()(const detail::Extent& total) const {
     plan->bounds = total;
     plan_base<Real>(*plan, space);
-    for (int j = 0; j < kPhases; ++j)
-      for (int k = 0; k < kLevels; ++k) plan->histogram[j][k] = 0;
   }
 };
 
@@ -198,14 +201,22 @@ __global__ void level_histogram_kernel(const Real* radius, uint32_t n, LevelPlan
   const double pad = plan->pad;
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     const double diameter = padded_diameter(double(radius[i]), pad);
+    static_assert(kPhases <= 4 && kLevels <= 256, "a byte per phase in one 32-bit key");
     const unsigned active = __activemask();
+    // The body's level in each phase, a byte each (levels < 64): one match finds the
+    // lanes with the same levels in all phases (v38: one match per phase before).
+    int k[kPhases];
+    unsigned levels = 0;
 #pragma unroll
     for (int j = 0; j < kPhases; ++j) {
-      const int k = natural_level(diameter, d0[j]);
-      if (j == 0) level[i] = static_cast<uint8_t>(k);  // Relevel if another phase is chosen
-      const unsigned peers = __match_any_sync(active, k);
-      if (int(threadIdx.x & 31u) == __ffs(peers) - 1)
-        atomicAdd(&local[j * kLevels + k], unsigned(__popc(peers)));
+      k[j] = natural_level(diameter, d0[j]);
+      levels |= unsigned(k[j]) << (8 * j);
+    }
+    level[i] = static_cast<uint8_t>(k[0]);  // Relevel if another phase is chosen
+    const unsigned peers = __match_any_sync(active, levels);
+    if (int(threadIdx.x & 31u) == __ffs(peers) - 1) {
+#pragma unroll
+      for (int j = 0; j < kPhases; ++j) atomicAdd(&local[j * kLevels + k[j]], unsigned(__popc(peers)));
     }
   }
   __syncthreads();
@@ -302,7 +313,7 @@ struct UnpackKey {
 };
 
 struct MaxOf {
-  NESTSIM_HD uint32_t operator()(uint32_t a, uint32_t b) const { return a > b ? a : b; }
+  NESTSIM_HD uint64_t operator()(uint64_t a, uint64_t b) const { return a > b ? a : b; }
 };
 
 struct AddTotal {
@@ -838,7 +849,7 @@ struct PairFinder<Real>::State {
   detail::SortedGrid<Real> sorted;
   // pair assembly
   thrust::device_vector<uint64_t> task_count, task_start, counts, offsets;
-  thrust::device_vector<uint32_t> task_owner;
+  thrust::device_vector<uint64_t> task_owner;  // (first task << 32) | item per task
   uint64_t task_capacity = 0;  // tasks the owners' table and the walk cover (groups_pass)
   detail::HostStage stage;     // the read-backs (plan, totals)
   thrust::device_vector<uint64_t> keys;
@@ -1141,9 +1152,10 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
   const uint64_t tasks = task_capacity;
   phase.mark("large tasks");
   v.task_start = raw(task_start);
-  if (double(items) >= kTaskOwnersMinItems && items < (uint64_t(1) << 32)) {
+  if (double(items) >= kTaskOwnersMinItems && items < (uint64_t(1) << 32) &&
+      tasks < (uint64_t(1) << 32)) {
     ensure_size(task_owner, std::size_t(tasks));
-    thrust::fill_n(detail::nosync(), task_owner.begin(), tasks, 0u);
+    thrust::fill_n(detail::nosync(), task_owner.begin(), tasks, uint64_t(0));
     for_each_index(uint32_t(items),
                    detail::MarkTaskOwners{raw(task_start), tasks, raw(task_owner)});
     thrust::inclusive_scan(detail::policy(alloc), task_owner.begin(), task_owner.begin() + tasks,
