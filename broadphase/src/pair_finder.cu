@@ -407,6 +407,14 @@ void launch_pair_step(Index n, F f) {
 template <class Real>
 constexpr uint32_t kWarpBlockThreads = sizeof(Real) == 4 ? detail::kBoundedThreads
                                                          : detail::kBoundedThreads / 2;
+// Resident blocks of 256 threads per SM asked of warp_tested_items (the register
+// budget: 65536 / (256 k)); -DNESTSIM_WALK_MIN_BLOCKS=k overrides it for tuning
+// (bench/NOTES.md v39: 2, 3 and 5 slower than 4 on the H100).
+#if defined(NESTSIM_WALK_MIN_BLOCKS)
+constexpr int kWalkMinBlocks = NESTSIM_WALK_MIN_BLOCKS;
+#else
+constexpr int kWalkMinBlocks = kPairMinBlocks;
+#endif
 
 // The fused pair pass of the HSX walks with the warp sharing its work (kernels.cuh,
 // WarpRanges; bench/NOTES.md v16, v19): each lane plans its item's walk; the columns
@@ -415,7 +423,7 @@ constexpr uint32_t kWarpBlockThreads = sizeof(Real) == 4 ? detail::kBoundedThrea
 // likewise and each lane tests every 32nd candidate against its owner's fields.
 template <class Real, class Step, class Index>
 __global__ void __launch_bounds__(kWarpBlockThreads<Real>,
-                                  kPairMinBlocks * detail::kBoundedThreads / kWarpBlockThreads<Real>)
+                                  kWalkMinBlocks * detail::kBoundedThreads / kWarpBlockThreads<Real>)
     warp_tested_items(Index n, Step step, uint32_t slots, bool defer) {
   __shared__ detail::WarpShared<Real> shared[kWarpBlockThreads<Real> / 32];
   const uint32_t lane = threadIdx.x & 31u;
