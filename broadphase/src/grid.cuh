@@ -126,7 +126,7 @@ template <int Dim, class T>
 NESTSIM_HD inline LargePlan plan_large(const GridSpec& g, const T* x, T reach,
                                        uint32_t small_count, TaskSize size) {
   LargePlan p;
-  bool wraps = false;
+  bool wraps = false, misses = false;
   NESTSIM_UNROLL for (int a = 0; a < Dim; ++a) {
     p.lo[a] = g.coord(x[a] - reach, a);
     p.hi[a] = g.coord(x[a] + reach, a);
@@ -135,18 +135,24 @@ NESTSIM_HD inline LargePlan plan_large(const GridSpec& g, const T* x, T reach,
     } else {
       if (p.lo[a] < 0) p.lo[a] = 0;
       if (p.hi[a] > g.n[a] - 1) p.hi[a] = g.n[a] - 1;
-      if (p.lo[a] > p.hi[a]) return p;  // the window misses the grid: no small body near
+      if (p.lo[a] > p.hi[a]) misses = true;  // the window misses the grid: no small body near
     }
   }
-  uint64_t columns = 1;
-  NESTSIM_UNROLL for (int a = 1; a < Dim; ++a) columns *= uint64_t(p.hi[a] - p.lo[a] + 1);
-  p.columns = columns;
-  // A column costs at least two cell look-ups; a direct task tests direct_chunk bodies.
-  if (wraps || 2 * columns >= small_count) {
-    p.direct = true;
-    p.tasks = (small_count + size.direct_chunk - 1) / size.direct_chunk;
+  // One return (v40: an early return from the unrolled loop above put the plan in the
+  // GPU walks' stack frame); a plan that misses has no columns and no tasks.
+  if (misses) {
+    p = LargePlan{};
   } else {
-    p.tasks = (columns + size.columns - 1) / size.columns;
+    uint64_t columns = 1;
+    NESTSIM_UNROLL for (int a = 1; a < Dim; ++a) columns *= uint64_t(p.hi[a] - p.lo[a] + 1);
+    p.columns = columns;
+    // A column costs at least two cell look-ups; a direct task tests direct_chunk bodies.
+    if (wraps || 2 * columns >= small_count) {
+      p.direct = true;
+      p.tasks = (small_count + size.direct_chunk - 1) / size.direct_chunk;
+    } else {
+      p.tasks = (columns + size.columns - 1) / size.columns;
+    }
   }
   return p;
 }

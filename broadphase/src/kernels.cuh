@@ -518,10 +518,24 @@ struct RangeSlots;
 
 // The wrapper a walk calls with its TestAgainst: records the owner, returns the
 // collector of its ranges.
+// The calling thread's lane, read from the special register at each use: a volatile
+// read that the compiler neither hoists nor keeps, so that the lane is not one more
+// value live across the whole walk (bench/NOTES.md v40: it was spilled to the stack).
+NESTSIM_HD inline uint32_t lane_now(uint32_t host_lane) {
+#if defined(__CUDA_ARCH__)
+  (void)host_lane;
+  uint32_t l;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(l));
+  return l;
+#else
+  return host_lane;
+#endif
+}
+
 template <class Real>
 struct WarpRanges {
   WarpShared<Real>* w;
-  uint32_t lane;
+  uint32_t lane;  // lane_now(lane): the lane
   uint32_t limit = kWarpSlots;  // ranges kept at most (fewer: the tests' overflow case)
   bool defer = true;   // dense windows' columns deferred to the warp (walk_warp_column)
   uint32_t count = 0;  // ranges kept
@@ -533,9 +547,10 @@ struct WarpRanges {
     // 32 lanes' sums stay below 2^32 (a direct walk may cover a whole group).
     if (count >= limit || end - t > (uint32_t(1) << 26)) return false;
     sum += end - t;
-    w->begin[count][lane] = t;
-    w->end_sum[count][lane] = sum;
-    w->slot_owner[count][lane] = uint8_t(owner);
+    const uint32_t me = lane_now(lane);
+    w->begin[count][me] = t;
+    w->end_sum[count][me] = sum;
+    w->slot_owner[count][me] = uint8_t(owner);
     ++count;
     return true;
   }
@@ -543,7 +558,7 @@ struct WarpRanges {
   template <class T>
   NESTSIM_HD void defer_columns(const LargePlan& p, T outer, T inner, uint32_t first,
                                 uint32_t group, uint64_t c0, uint64_t n, uint32_t own) {
-    ColumnJob<Real>& j = w->job[lane];
+    ColumnJob<Real>& j = w->job[lane_now(lane)];
     for (int a = 0; a < 3; ++a) {
       j.lo[a] = int32_t(p.lo[a]);
       j.hi[a] = int32_t(p.hi[a]);
@@ -559,7 +574,7 @@ struct WarpRanges {
   }
   template <class Test>
   NESTSIM_HD RangeSlots<Test, Real> operator()(Test& test) {
-    WarpOwner<Real>& o = w->owner[lane];
+    WarpOwner<Real>& o = w->owner[lane_now(lane)];
     for (int a = 0; a < 3; ++a) o.pa[a] = test.pa[a];
     o.ra = test.ra;
     o.qa = test.qa;
@@ -576,7 +591,7 @@ struct RangeSlots {
   WarpRanges<Real>& slots;
   NESTSIM_HD void operator()(uint32_t t) { test(t); }  // hashed cells: tested here
   NESTSIM_HD void range(uint32_t t, uint32_t end) {
-    if (!slots.keep(t, end, slots.lane)) test.range(t, end);
+    if (!slots.keep(t, end, lane_now(slots.lane))) test.range(t, end);
   }
   // Whether the walk hands the columns of a dense window to the warp (defer_columns).
   // (A dense table below 2^30 cells: its cells and keys fit ColumnJob's 32 bits; at

@@ -426,14 +426,14 @@ __global__ void __launch_bounds__(kWarpBlockThreads<Real>,
                                   kWalkMinBlocks * detail::kBoundedThreads / kWarpBlockThreads<Real>)
     warp_tested_items(Index n, Step step, uint32_t slots, bool defer) {
   __shared__ detail::WarpShared<Real> shared[kWarpBlockThreads<Real> / 32];
-  const uint32_t lane = threadIdx.x & 31u;
   detail::WarpShared<Real>& w = shared[threadIdx.x >> 5];
   const Index i = Index(blockIdx.x) * kWarpBlockThreads<Real> + Index(threadIdx.x);
   const detail::AtomicEmitter e{step.sink};
-  detail::WarpRanges<Real> ranges{&w, lane, slots};
+  detail::WarpRanges<Real> ranges{&w, threadIdx.x & 31u, slots};
   ranges.defer = defer;
   if (i < n) step.walk_with(i, e, ranges);
   if (defer) {
+    const uint32_t lane = detail::lane_now(0);  // read again after the walk (v40)
     const uint32_t columns = ranges.columns;
     const uint32_t end = detail::warp_inclusive_sum(columns, lane);
     const uint32_t total = __shfl_sync(0xffffffffu, end, 31);
@@ -449,6 +449,7 @@ __global__ void __launch_bounds__(kWarpBlockThreads<Real>,
       __syncwarp();  // the offsets are numbered again below
     }
   }
+  const uint32_t lane = detail::lane_now(0);
   const uint32_t end = detail::warp_inclusive_sum(ranges.sum, lane);
   const uint32_t total = __shfl_sync(0xffffffffu, end, 31);
   w.offset[lane] = end - ranges.sum;
