@@ -2,6 +2,7 @@
 //   bench_hsx [--sizes 1e5,1e6,1e7] [--repeats K] [--precision float|double]
 //             [--brute-max-n N] [--csv FILE] [--seed S]
 //             [--scene exponential|equal] [--dim 3|2] [--phis 0.1,0.3]
+//             [--order random|morton]
 // Scenes: exponential radii (mean 1, cut at 20, 20% solid, others q = 0.2 r) at volume
 // fraction 0.1 and 0.3 (the scene of N bodies from seed S + N, S = 12345 unless --seed:
 // the spread of the timings over scenes); 1e4 concentric shells. Prints, per scene: median and minimum
@@ -13,7 +14,9 @@
 // HSX paper's code and chrono::collide return them; hsx sorts them by (i, j).
 // --scene equal: equal radii r = 1 (q = 0.2 r) instead of exponential ones; --dim 2: in
 // the plane; --phis: the volume fractions (A/B runs of tuning knobs on other scenes than
-// the table's; the defaults give the README table).
+// the table's; the defaults give the README table). --order morton: the bodies stored in
+// the Morton order of their centres (scenes::order_spatially), as the simulator stores
+// them, instead of the generator's random order (scene names end in " morton").
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -79,6 +82,7 @@ struct SceneChoice {
   bool equal = false;  // equal radii instead of exponential ones
   int dim = 3;
   std::vector<double> phis = {0.1, 0.3};
+  bool morton = false;  // --order morton
 };
 
 constexpr uint64_t kDefaultSeed = 12345;
@@ -94,11 +98,13 @@ int run(const std::vector<std::size_t>& sizes, int repeats, std::size_t brute_ma
   std::vector<Row> rows;
   for (std::size_t n : sizes) {
     for (double phi : choice.phis) {
-      const scenes::Scene s = choice.equal ? scenes::equal_radii(n, phi, choice.dim, seed + n)
-                                           : scenes::exponential(n, phi, choice.dim, seed + n);
+      scenes::Scene s = choice.equal ? scenes::equal_radii(n, phi, choice.dim, seed + n)
+                                     : scenes::exponential(n, phi, choice.dim, seed + n);
+      if (choice.morton) scenes::order_spatially(s);
       char name[64];
-      std::snprintf(name, sizeof name, "%s%s phi=%.*f", choice.equal ? "equal" : "exponential",
-                    choice.dim == 2 ? " 2d" : "", phi < 0.1 ? 2 : 1, phi);
+      std::snprintf(name, sizeof name, "%s%s phi=%.*f%s", choice.equal ? "equal" : "exponential",
+                    choice.dim == 2 ? " 2d" : "", phi < 0.1 ? 2 : 1, phi,
+                    choice.morton ? " morton" : "");
       rows.push_back(measure<Real>(name, s, Method::hsx, repeats));
       rows.push_back(measure<Real>(name, s, Method::hsx, repeats, false));
       if (n <= brute_max) rows.push_back(measure<Real>(name, s, Method::brute, repeats));
@@ -146,6 +152,14 @@ int main(int argc, char** argv) try {
     else if (a == "--precision") precision = value();
     else if (a == "--csv") csv = value();
     else if (a == "--seed") seed = std::stoull(value());
+    else if (a == "--order") {
+      const std::string v = value();
+      if (v != "random" && v != "morton") {
+        std::fprintf(stderr, "bench_hsx: bad --order '%s' (random|morton)\n", v.c_str());
+        return 2;
+      }
+      choice.morton = v == "morton";
+    }
     else if (a == "--scene" || a == "--dim" || a == "--phis") {
       const std::string v = value();
       if (a == "--phis") choice.phis = parse_list(v);
@@ -163,7 +177,8 @@ int main(int argc, char** argv) try {
       std::fprintf(stderr,
                    "usage: bench_hsx [--sizes 1e5,1e6,1e7] [--repeats K] [--precision float|double]"
                    " [--brute-max-n N] [--csv FILE] [--seed S]"
-                   " [--scene exponential|equal] [--dim 3|2] [--phis 0.1,0.3]\n");
+                   " [--scene exponential|equal] [--dim 3|2] [--phis 0.1,0.3]"
+                   " [--order random|morton]\n");
       return a == "--help" ? 0 : 2;
     }
   }

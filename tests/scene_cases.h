@@ -37,6 +37,11 @@ inline std::vector<SceneCase> scene_cases() {
   v.push_back({"exponential 3D phi=0.1", [] { return exponential(3000, 0.1, 3, 1); }});
   v.push_back({"exponential 3D phi=0.3", [] { return exponential(3000, 0.3, 3, 2); }});
   v.push_back({"exponential 2D phi=0.3", [] { return exponential(3000, 0.3, 2, 3); }});
+  v.push_back({"exponential 3D phi=0.3, Morton order", [] {
+    scenes::Scene s = exponential(3000, 0.3, 3, 2);
+    scenes::order_spatially(s);
+    return s;
+  }});
   v.push_back({"equal radii 3D", [] { return equal_radii(3000, 0.3, 3, 4); }});
   v.push_back({"equal radii 2D", [] { return equal_radii(2000, 0.4, 2, 5); }});
   v.push_back({"concentric 3D", [] { return concentric(150, 3); }});

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <initializer_list>
@@ -102,6 +103,43 @@ TEST_CASE("every method equals the brute-force reference on every scene family")
       check_scene<double>(c);
       check_scene<float>(c);
     }
+  }
+}
+
+TEST_CASE("order_spatially: the same bodies, in ascending Morton keys of their centres") {
+  for (int dim : {2, 3}) {
+    const scenes::Scene before = scenes::exponential(5000, 0.2, dim, 31);
+    scenes::Scene after = before;
+    scenes::order_spatially(after);
+    REQUIRE(after.bodies.size() == before.bodies.size());
+    // A permutation: the multisets of (x, y, z, r, q) agree.
+    auto rows = [](const SphereSet<double>& b) {
+      std::vector<std::array<double, 5>> r(b.size());
+      for (std::size_t i = 0; i < b.size(); ++i)
+        r[i] = {b.x[i], b.y[i], b.z[i], b.radius[i], b.thickness[i]};
+      std::sort(r.begin(), r.end());
+      return r;
+    };
+    CHECK(rows(after.bodies) == rows(before.bodies));
+    // Keys ascending, recomputed here from the bit definition (1024 cells per axis).
+    auto key = [&](std::size_t i) {
+      const double* c[3] = {&after.bodies.x[i], &after.bodies.y[i], &after.bodies.z[i]};
+      uint64_t k = 0;
+      for (int a = 0; a < dim; ++a) {
+        const double f = (*c[a] - after.domain.lo[a]) / after.domain.size[a];
+        const uint64_t cell = std::min<uint64_t>(1023, uint64_t(std::max(0.0, f) * 1024));
+        for (int bit = 0; bit < 10; ++bit) k |= ((cell >> bit) & 1u) << (bit * dim + a);
+      }
+      return k;
+    };
+    std::size_t descents = 0;
+    for (std::size_t i = 1; i < after.bodies.size(); ++i) descents += key(i) < key(i - 1);
+    CHECK(descents == 0);
+    // and the generator's order was not already sorted (the check can fail)
+    std::size_t before_descents = 0;
+    for (std::size_t i = 1; i < before.bodies.size(); ++i)
+      before_descents += before.bodies.x[i] < before.bodies.x[i - 1];
+    CHECK(before_descents > 0);
   }
 }
 

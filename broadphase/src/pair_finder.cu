@@ -471,12 +471,13 @@ const uint32_t kWarpSlotsUsed = uint32_t(
 const bool kWarpColumns = env_or("NESTSIM_HSX_WARP_COLUMNS", 1) != 0;
 
 template <class Real, class Step, class Index>
-void launch_warp_tested(Index n, const Step& step) {
+void launch_warp_tested(Index n, const Step& step, cudaStream_t stream) {
   constexpr uint32_t threads = kWarpBlockThreads<Real>;
   const uint64_t blocks = (uint64_t(n) + threads - 1) / threads;
   if (blocks >= (uint64_t(1) << 31))
     throw std::length_error("nestsim: too many items for one launch");
-  warp_tested_items<Real><<<unsigned(blocks), threads>>>(n, step, kWarpSlotsUsed, kWarpColumns);
+  warp_tested_items<Real><<<unsigned(blocks), threads, 0, stream>>>(n, step, kWarpSlotsUsed,
+                                                                     kWarpColumns);
   NESTSIM_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -527,6 +528,11 @@ const double kTaskOwnersMinItems = env_or("NESTSIM_HSX_TASK_OWNERS_MIN_ITEMS", 6
 #else
 const double kTaskOwnersMinItems = env_or("NESTSIM_HSX_TASK_OWNERS_MIN_ITEMS", 1e300);
 #endif
+
+// The large items' work (tasks, scans, owners, walk) on a side stream beside the
+// small-small walk (GPU, with the warp's tests; bench/NOTES.md v41).
+// NESTSIM_HSX_LARGE_BESIDE=0: after it, on the default stream (the tests' variant).
+const bool kLargeBeside = env_or("NESTSIM_HSX_LARGE_BESIDE", 1) != 0;
 
 // Small-small pairs from the larger member (kernels.cuh, GroupSmallPairs) in groups
 // whose members' radii span at least this many levels and that hold at most one member
@@ -866,6 +872,10 @@ struct PairFinder<Real>::State {
   bool keys_sorted = true;  // keys[0, pair_count) ascending (sort_pairs, or sort_keys())
   uint32_t n = 0;           // the bodies of the last find()
   detail::CachingAllocator alloc;  // Thrust temporaries, kept across calls
+#if defined(NESTSIM_BACKEND_CUDA)
+  detail::SideStream side_stream;  // HSX's large-body work beside the small-small walk
+  detail::CachingAllocator side_alloc;  // the side stream's Thrust temporaries
+#endif
   device::PairwiseBuffers pairwise;  // the scheduled brute-force methods
   detail::SolidGrids<Real> solid_grids;  // grid_uniform, grid_aabb (solid_grids.cu)
 
@@ -960,14 +970,18 @@ struct PairFinder<Real>::State {
 
   // The HSX walks (steps with walk_with): in the fused pass on the GPU, each warp's
   // candidates tested by all its lanes (warp_tested_items); else emit_pairs.
+  // `side`: on the side stream (groups_pass; only with the warp's tests).
   template <template <class, int, bool> class Step, int Dim, class Index, class... Args>
-  void emit_walk_pairs(Index items, Args... args) {
+  void emit_walk_pairs(bool side, Index items, Args... args) {
 #if defined(NESTSIM_BACKEND_CUDA)
     if (fused && kWarpTests) {
-      if (items > 0) launch_warp_tested<Real>(items, Step<Real, Dim, false>{args..., fused_sink()});
+      if (items > 0)
+        launch_warp_tested<Real>(items, Step<Real, Dim, false>{args..., fused_sink()},
+                                 side ? side_stream.stream() : cudaStream_t{});
       return;
     }
 #endif
+    (void)side;
     emit_pairs<Step, Dim>(items, args...);
   }
 
@@ -1010,9 +1024,10 @@ const int kFitRadixBits = int(env_or("NESTSIM_HSX_FIT_RADIX_BITS", 8));
 #else
 const int kFitRadixBits = int(env_or("NESTSIM_HSX_FIT_RADIX_BITS", 0));
 #endif
-void fit_radix_passes(std::vector<detail::GroupGrid>& grids, const std::vector<Group>& groups,
-                      const Domain& dom, const detail::Extent& bounds, double d0,
-                      double cell_fraction, int dim, int pass_bits) {
+static void fit_radix_passes(std::vector<detail::GroupGrid>& grids,
+                             const std::vector<Group>& groups, const Domain& dom,
+                             const detail::Extent& bounds, double d0, double cell_fraction,
+                             int dim, int pass_bits) {
   uint64_t table = 0;
   std::size_t big = grids.size();
   for (std::size_t k = 0; k < grids.size(); ++k) {
@@ -1143,36 +1158,70 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
   v.space = space;
   v.group_count = uint32_t(groups.size());
   v.pad = pad;
-  // Small-small pairs of every group.
-  emit_walk_pairs<detail::GroupSmallPairs, Dim>(n, v);
-  phase.mark("small-small pairs");
-  // Large-small pairs: items (large body, smaller group) -> tasks -> count/scan/write.
-  if (items == 0) return;
+  // Small-small pairs of every group, and the large-small pairs: items (large body,
+  // smaller group) -> tasks -> their walk. On the GPU with the warp's tests, the large
+  // items' work runs on a side stream of higher priority, beside the small-small walk
+  // (bench/NOTES.md v41): its chain of short kernels (tasks, scans, owners) and the two
+  // walks' tails overlap instead of following each other.
   v.items = items;
-  ensure_size(task_count, std::size_t(items));
-  for_each_index(items, detail::GroupLargeTasks<Real, Dim>{v, raw(task_count)});
-  detail::scan_counts_async(detail::policy(alloc), task_count, task_start, items);
+  const bool large = items > 0;
+  bool side = false;
+#if defined(NESTSIM_BACKEND_CUDA)
+  side = large && fused && kWarpTests && kLargeBeside;
+#endif
+  // The buffers first: a new buffer's zero fill runs on the default stream.
+  if (large && task_capacity == 0) task_capacity = 2 * items + 1024;  // the first guess
+  const uint64_t tasks = task_capacity;
   // The task total stays on the device (bench/NOTES.md v18): the owners' table and the
   // walk cover task_capacity tasks, those past the total return at once, and find()
   // reads the total with the pair count (total[1]); a total beyond the capacity grows
   // it and runs the call again, as the pair buffer does.
-  for_each_index(1, AddTotal{raw(total) + 1, raw(task_start) + items});
-  if (task_capacity == 0) task_capacity = 2 * items + 1024;  // the first call's guess
-  const uint64_t tasks = task_capacity;
-  phase.mark("large tasks");
+  const bool owners = large && double(items) >= kTaskOwnersMinItems &&
+                      items < (uint64_t(1) << 32) && tasks < (uint64_t(1) << 32);
+  if (large) {
+    ensure_size(task_count, std::size_t(items));
+    ensure_size(task_start, std::size_t(items) + 1);
+    if (owners) ensure_size(task_owner, std::size_t(tasks));
+  }
+  auto on_large = [&](auto&& run) {  // a Thrust call for the large items' work
+#if defined(NESTSIM_BACKEND_CUDA)
+    if (side) {
+      run(thrust::cuda::par_nosync(side_alloc).on(side_stream.stream()));
+      return;
+    }
+#endif
+    run(detail::policy(alloc));
+  };
+  const auto large_tasks = [&](const auto& exec) {
+    detail::for_each_index_on(exec, items, detail::GroupLargeTasks<Real, Dim>{v, raw(task_count)});
+  };
+#if defined(NESTSIM_BACKEND_CUDA)
+  if (side) side_stream.fork();
+#endif
+  if (large) on_large(large_tasks);  // first: its blocks start before the walk's
+  emit_walk_pairs<detail::GroupSmallPairs, Dim>(false, n, v);
+  phase.mark(large && !side ? "large tasks, small-small pairs" : "small-small pairs");
+  if (!large) return;
+  on_large([&](const auto& exec) {
+    detail::scan_counts_async(exec, task_count, task_start, items);
+    detail::for_each_index_on(exec, 1, AddTotal{raw(total) + 1, raw(task_start) + items});
+  });
   v.task_start = raw(task_start);
-  if (double(items) >= kTaskOwnersMinItems && items < (uint64_t(1) << 32) &&
-      tasks < (uint64_t(1) << 32)) {
-    ensure_size(task_owner, std::size_t(tasks));
-    thrust::fill_n(detail::nosync(), task_owner.begin(), tasks, uint64_t(0));
-    for_each_index(uint32_t(items),
-                   detail::MarkTaskOwners{raw(task_start), tasks, raw(task_owner)});
-    thrust::inclusive_scan(detail::policy(alloc), task_owner.begin(), task_owner.begin() + tasks,
-                           task_owner.begin(), MaxOf{});
+  if (owners) {
+    on_large([&](const auto& exec) {
+      thrust::fill_n(exec, task_owner.begin(), tasks, uint64_t(0));
+      detail::for_each_index_on(exec, uint32_t(items),
+                                detail::MarkTaskOwners{raw(task_start), tasks, raw(task_owner)});
+      thrust::inclusive_scan(exec, task_owner.begin(), task_owner.begin() + tasks,
+                             task_owner.begin(), MaxOf{});
+    });
     v.task_owner = raw(task_owner);
   }
-  emit_walk_pairs<detail::GroupLargePairs, Dim>(tasks, v);
-  phase.mark("large-small pairs");
+  emit_walk_pairs<detail::GroupLargePairs, Dim>(side, tasks, v);
+#if defined(NESTSIM_BACKEND_CUDA)
+  if (side) side_stream.join();
+#endif
+  phase.mark(side ? "large-small pairs (beside)" : "large-small pairs");
 }
 
 template <class Real>
@@ -1373,7 +1422,12 @@ void PairFinder<Real>::neighbor_lists(uint32_t n, thrust::device_vector<uint64_t
   s.phase.flush();
 }
 
-template class PairFinder<float>;
-template class PairFinder<double>;
+// One precision per compile, so that the build runs the two in parallel (this file is
+// the CUDA build's longest): float, or double with NESTSIM_PAIR_FINDER_REAL=double
+// (broadphase/CMakeLists.txt, nestsim_pair_finder_double).
+#if !defined(NESTSIM_PAIR_FINDER_REAL)
+#define NESTSIM_PAIR_FINDER_REAL float
+#endif
+template class PairFinder<NESTSIM_PAIR_FINDER_REAL>;
 
 }  // namespace nestsim::device

@@ -1,7 +1,11 @@
 #include "nestsim/scenes.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <vector>
+
+#include "nestsim/morton.h"
 
 namespace nestsim::scenes {
 namespace {
@@ -218,6 +222,35 @@ void make_periodic(Scene& s) {
       if (x >= lo + L) x = lo;
     }
   }
+}
+
+void order_spatially(Scene& s) {
+  const std::size_t n = s.bodies.size();
+  std::vector<uint64_t> key(n);
+  const std::vector<double>* coord[3] = {&s.bodies.x, &s.bodies.y, &s.bodies.z};
+  for (std::size_t i = 0; i < n; ++i) {
+    double f[3] = {0, 0, 0};
+    for (int a = 0; a < s.domain.dim; ++a) {
+      const double edge = s.domain.size[a];
+      f[a] = edge > 0 ? ((*coord[a])[i] - s.domain.lo[a]) / edge : 0.0;
+    }
+    key[i] = morton_key(f, s.domain.dim);
+  }
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return key[a] < key[b]; });
+  SphereSet<double> out;
+  out.resize(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    const std::size_t i = order[r];
+    out.x[r] = s.bodies.x[i];
+    out.y[r] = s.bodies.y[i];
+    out.z[r] = s.bodies.z[i];
+    out.radius[r] = s.bodies.radius[i];
+    out.thickness[r] = s.bodies.thickness[i];
+  }
+  s.bodies = std::move(out);
 }
 
 }  // namespace nestsim::scenes

@@ -29,6 +29,7 @@
 #include "nestsim/broadphase.h"
 #include "nestsim/device/check.cuh"
 #include "nestsim/device/pair_finder.cuh"
+#include "nestsim/morton.h"
 #include "nestsim/sim/simulation.h"
 
 namespace nestsim::sim {
@@ -119,15 +120,12 @@ std::vector<uint32_t> initial_slots(const Setup& s, bool spatial) {
   if (spatial && n > 1) {
     std::vector<uint64_t> key(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
-      uint64_t code = 0;
+      double f[3] = {0, 0, 0};
       for (int k = 0; k < s.dim; ++k) {
         const double edge = s.box[std::size_t(k)];
-        double f = edge > 0 ? s.bodies[i].position[std::size_t(k)] / edge : 0.0;
-        f = f - std::floor(f);
-        const uint64_t c = std::min<uint64_t>(1023, uint64_t(f * 1024.0));
-        for (int bit = 0; bit < 10; ++bit) code |= ((c >> bit) & 1u) << (bit * s.dim + k);
+        f[k] = edge > 0 ? s.bodies[i].position[std::size_t(k)] / edge : 0.0;
       }
-      key[i] = code;
+      key[i] = morton_key(f, s.dim);
     }
     std::stable_sort(order.begin(), order.end(),
                      [&](uint32_t a, uint32_t b) { return key[a] < key[b]; });

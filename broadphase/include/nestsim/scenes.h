@@ -47,6 +47,10 @@ Scene contacts(int dim);
 // Makes the scene's box periodic: positions are wrapped into [lo, lo + size).
 void make_periodic(Scene& scene);
 
+// Reorders the scene's bodies by the Morton key of their centres over its box (1024
+// cells per axis; nestsim/morton.h): the order in which the simulator stores them.
+void order_spatially(Scene& scene);
+
 // The bodies in another precision (thickness clamped to the rounded radius).
 template <class Real>
 SphereSet<Real> converted(const SphereSet<double>& b) {
