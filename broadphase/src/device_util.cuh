@@ -286,6 +286,8 @@ class SideStream {
   cudaStream_t stream_ = nullptr;
   cudaEvent_t fork_ = nullptr, join_ = nullptr;
 };
+#else
+class SideStream {};  // the CPU backend runs its steps one after another
 #endif
 
 #if defined(NESTSIM_BACKEND_CUDA)
@@ -744,10 +746,12 @@ struct SortedGrid {
   // with its grid (buckets chosen) and its range [begin, end) of sorted positions (the
   // sizes of the groups); bucket bases are filled in here. `level` gives each body's
   // natural level, mapped to its group by to_group (nullptr: one group).
+  // `side` (GPU, radix sort): a stream on which the bucket table is built beside the
+  // records' gather (bench/NOTES.md v42); null: all on the default stream.
   template <int Dim, class Policy>
   SortedBodies<Real> build(const Policy& exec, std::vector<GroupGrid>& host, const uint8_t* level,
                            LevelToGroup to_group, const BodyArrays<Real>& bodies, uint32_t n,
-                           bool radix) {
+                           bool radix, SideStream* side = nullptr) {
     uint64_t table = 0;
     for (GroupGrid& g : host) {
       g.bucket_base = table;
@@ -765,8 +769,11 @@ struct SortedGrid {
       for_each_index(n, BinGroups<Real, Dim>{raw(groups), level, to_group, bodies, nullptr,
                                              raw(bucket_of), nullptr, raw(record)});
       radix_sort_buckets(exec, n, table);
-      bucket_table(n, uint32_t(table));
+      bucket_table(n, uint32_t(table), side);
       for_each_index(n, GatherSorted<Real>{raw(record), raw(source_of), raw(sorted_record)});
+#if defined(NESTSIM_BACKEND_CUDA)
+      if (side) side->join();
+#endif
     } else {
       ensure_size(bucket_count, table + 1);
       thrust::fill_n(nosync(), bucket_count.begin(), table + 1, 0u);
@@ -793,23 +800,27 @@ struct SortedGrid {
   // (long_bucket_runs).
   thrust::device_vector<BucketRun> long_runs;
   thrust::device_vector<uint32_t> long_run_count;
-  void bucket_table(uint32_t n, uint32_t table) {
+  // With `side` (GPU), on its stream, forked here: the caller joins it.
+  void bucket_table(uint32_t n, uint32_t table, SideStream* side) {
 #if defined(NESTSIM_BACKEND_CUDA)
     const uint32_t long_run = kLongBucketRun;
     const uint64_t capacity = (uint64_t(table) + 1) / (uint64_t(long_run) + 1) + 1;
     ensure_size(long_runs, capacity);
     ensure_size(long_run_count, 1);
-    thrust::fill_n(nosync(), long_run_count.begin(), 1, 0u);
+    const cudaStream_t stream = side ? side->fork() : cudaStream_t{};
+    NESTSIM_CUDA_CHECK(cudaMemsetAsync(raw(long_run_count), 0, sizeof(uint32_t), stream));
 #else
+    (void)side;
     const uint32_t long_run = ~uint32_t(0);
 #endif
     const BucketRunStarts f{raw(sorted_bucket), n, table, long_run, raw(bucket_start),
                             raw(long_runs), raw(long_run_count)};
 #if defined(NESTSIM_BACKEND_CUDA)
     const uint64_t threads = 256, items = uint64_t(n) + 1;
-    bucket_run_starts<0><<<unsigned((items + threads - 1) / threads), unsigned(threads)>>>(f);
+    bucket_run_starts<0><<<unsigned((items + threads - 1) / threads), unsigned(threads), 0,
+                           stream>>>(f);
     NESTSIM_CUDA_CHECK(cudaGetLastError());
-    long_bucket_runs<0><<<unsigned(std::min<uint64_t>(capacity, 264)), 256>>>(
+    long_bucket_runs<0><<<unsigned(std::min<uint64_t>(capacity, 264)), 256, 0, stream>>>(
         raw(long_runs), raw(long_run_count), raw(bucket_start));
     NESTSIM_CUDA_CHECK(cudaGetLastError());
 #else

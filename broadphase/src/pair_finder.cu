@@ -533,6 +533,9 @@ const double kTaskOwnersMinItems = env_or("NESTSIM_HSX_TASK_OWNERS_MIN_ITEMS", 1
 // small-small walk (GPU, with the warp's tests; bench/NOTES.md v41).
 // NESTSIM_HSX_LARGE_BESIDE=0: after it, on the default stream (the tests' variant).
 const bool kLargeBeside = env_or("NESTSIM_HSX_LARGE_BESIDE", 1) != 0;
+// The radix sort's bucket table built on the side stream beside the records' gather
+// (GPU; bench/NOTES.md v42). NESTSIM_HSX_TABLE_BESIDE=0: after it.
+const bool kTableBeside = env_or("NESTSIM_HSX_TABLE_BESIDE", 1) != 0;
 
 // Small-small pairs from the larger member (kernels.cuh, GroupSmallPairs) in groups
 // whose members' radii span at least this many levels and that hold at most one member
@@ -1152,8 +1155,12 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
                                           uint32_t n, double pad, uint64_t items,
                                           bool radix) {
   detail::GroupedView<Real> v;
+  detail::SideStream* side_sort = nullptr;  // the bucket table beside the gather (v42)
+#if defined(NESTSIM_BACKEND_CUDA)
+  if (kTableBeside) side_sort = &side_stream;
+#endif
   v.s = sorted.template build<Dim>(detail::policy(alloc), groups, raw(natural), to_group, in, n,
-                                   radix);
+                                   radix, side_sort);
   phase.mark("sort by group and cell");
   v.space = space;
   v.group_count = uint32_t(groups.size());
