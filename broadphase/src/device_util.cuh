@@ -723,6 +723,26 @@ __global__ void __launch_bounds__(256) long_bucket_runs(const BucketRun* runs,
 }
 #endif
 
+// Whether the counting sort moves the records of n bodies by a gather (PlaceSources,
+// GatherSorted) rather than scattering them (PlaceSorted): on the GPU from
+// kPlaceGatherMinN bodies on (bench/NOTES.md v43, H100: -1 to -3% at 1e6, +5 to +7% at
+// 1e5, where the launch more costs more than the scatters it saves); never on the CPU
+// (unmeasured). NESTSIM_PLACE_GATHER=0 / 1 forces either move.
+constexpr uint32_t kPlaceGatherMinN = 500000;
+inline bool place_by_gather(uint32_t n) {
+  static const int forced = [] {
+    const char* v = std::getenv("NESTSIM_PLACE_GATHER");
+    return v ? (std::string(v) == "0" ? 0 : 1) : -1;
+  }();
+  if (forced >= 0) return forced == 1;
+#if defined(NESTSIM_BACKEND_CUDA)
+  return n >= kPlaceGatherMinN;
+#else
+  (void)n;
+  return false;
+#endif
+}
+
 // Bodies sorted by (group, bucket) into one table, for every group at once; its buffers
 // kept across calls. Two sorts, the same order of buckets (within a bucket the counting
 // sort's order varies; no result depends on it):
@@ -783,8 +803,15 @@ struct SortedGrid {
                                              raw(record)});
       thrust::exclusive_scan(exec, bucket_count.begin(), bucket_count.begin() + table + 1,
                              bucket_start.begin(), 0u);
-      for_each_index(n, PlaceSorted<Real>{raw(bucket_of), raw(rank), raw(bucket_start),
-                                          raw(record), raw(sorted_record)});
+      if (place_by_gather(n)) {
+        ensure_size(source_of, n);
+        for_each_index(n, PlaceSources{raw(bucket_of), raw(rank), raw(bucket_start),
+                                       raw(source_of)});
+        for_each_index(n, GatherSorted<Real>{raw(record), raw(source_of), raw(sorted_record)});
+      } else {
+        for_each_index(n, PlaceSorted<Real>{raw(bucket_of), raw(rank), raw(bucket_start),
+                                            raw(record), raw(sorted_record)});
+      }
     }
     SortedBodies<Real> s;
     s.groups = raw(groups);

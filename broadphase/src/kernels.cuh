@@ -363,6 +363,19 @@ struct PlaceSorted {
   }
 };
 
+// PlaceSorted's destinations as a permutation, source_of[position] = body, for
+// GatherSorted: 4-byte scatters and a gather of records instead of 32-byte scatters
+// (bench/NOTES.md v43).
+struct PlaceSources {
+  const uint32_t* bucket_of;
+  const uint32_t* rank;
+  const uint32_t* bucket_start;
+  uint32_t* source_of;
+  NESTSIM_HD void operator()(uint32_t k) const {
+    source_of[bucket_start[bucket_of[k]] + rank[k]] = k;
+  }
+};
+
 // The radix sort's bucket table in one pass over the sorted buckets (bench/NOTES.md
 // v27; before: a zero fill, the ends marked, a running maximum over the table): entry b
 // is the first sorted position whose bucket is >= b, so position i (0 <= i <= n) writes
