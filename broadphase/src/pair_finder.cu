@@ -17,6 +17,18 @@
 //     L (4.3), count -> scan -> write (4.2), exact test (equation 3) on every candidate;
 //  7. the pair keys sorted (BroadphaseOptions::sort_pairs): pairs come out sorted by
 //     (i, j), whatever the backend.
+//
+// One compile per precision and dimension, so that the build runs the four in parallel
+// (this file is the CUDA build's longest; broadphase/CMakeLists.txt):
+// NESTSIM_PAIR_FINDER_REAL float (default) or double; NESTSIM_PAIR_FINDER_DIM 3
+// (default: the class, with its 3D search) or 2 (only the 2D search, State::hsx<2>,
+// which the class's compile then leaves to it).
+#if !defined(NESTSIM_PAIR_FINDER_REAL)
+#define NESTSIM_PAIR_FINDER_REAL float
+#endif
+#if !defined(NESTSIM_PAIR_FINDER_DIM)
+#define NESTSIM_PAIR_FINDER_DIM 3
+#endif
 #include <thrust/functional.h>
 #if defined(NESTSIM_BACKEND_CUDA)
 #include <cub/device/device_radix_sort.cuh>
@@ -299,6 +311,12 @@ void all_pairs_tiles(const BodyArrays<Real>& bodies, const Space<Real>& space, u
 }
 #endif
 
+}  // namespace
+
+// The pair keys' packing for their sort and the neighbour lists: in a named namespace,
+// since the 2D-only compile references none of them (nvcc warns about unreferenced
+// functions of internal linkage).
+namespace pair_keys {
 struct PackKey {
   int bits;
   NESTSIM_HD uint64_t operator()(uint64_t key) const {
@@ -311,6 +329,9 @@ struct UnpackKey {
     return ((packed >> bits) << 32) | (packed & ((uint64_t(1) << bits) - 1));
   }
 };
+}  // namespace pair_keys
+
+namespace {
 
 struct MaxOf {
   NESTSIM_HD uint64_t operator()(uint64_t a, uint64_t b) const { return a > b ? a : b; }
@@ -944,10 +965,11 @@ struct PairFinder<Real>::State {
     const int b = detail::radix_bits(n);
     ensure_size(keys_alt, p);
     thrust::transform(detail::nosync(), keys.begin(), keys.begin() + p, keys_alt.begin(),
-                      PackKey{b});
+                      pair_keys::PackKey{b});
     const uint64_t* sorted = sort_packed(raw(keys_alt), raw(keys), p, 2 * b);
     thrust::transform(detail::nosync(), thrust::device_pointer_cast(sorted),
-                      thrust::device_pointer_cast(sorted) + p, keys.begin(), UnpackKey{b});
+                      thrust::device_pointer_cast(sorted) + p, keys.begin(),
+                      pair_keys::UnpackKey{b});
   }
   // Sorts `count` keys below 2^bits, in `keys` with `alt` as scratch of the same size;
   // returns the buffer that holds them sorted (either).
@@ -1357,7 +1379,7 @@ uint64_t PairFinder<Real>::pair_count() const {
   return state_->pair_count;
 }
 
-namespace {
+namespace pair_keys {  // (see PackKey)
 // Pair k's two directions, packed as (row << bits) | column: (i, j) at k, (j, i) at p + k.
 struct PackBothWays {
   const uint64_t* keys;
@@ -1389,7 +1411,7 @@ struct SplitRows {
     if (row < n && (k + 1 == entries || (sorted[k + 1] >> bits) != row)) offsets[row + 1] = k + 1;
   }
 };
-}  // namespace
+}  // namespace pair_keys
 
 // Both directions of every pair, packed to 2 b bits (b = bits of n - 1) and sorted on
 // those bits only (on CUDA 5 radix passes at n = 1e6, 6 at 1e7, instead of 8 for full
@@ -1406,15 +1428,15 @@ void PairFinder<Real>::neighbor_lists(uint32_t n, thrust::device_vector<uint64_t
   const int b = detail::radix_bits(std::max<uint32_t>(n, s.n));
   ensure_size(s.both, 2 * p);
   ensure_size(s.both_alt, 2 * p);
-  for_each_index(p, PackBothWays{raw(s.keys), p, b, raw(s.both)});
+  for_each_index(p, pair_keys::PackBothWays{raw(s.keys), p, b, raw(s.both)});
   const uint64_t* sorted =
       p > 0 ? s.sort_packed(raw(s.both), raw(s.both_alt), 2 * p, 2 * b) : raw(s.both);
   detail::resize_discard(offsets, std::size_t(n) + 1);
   thrust::fill_n(detail::nosync(), offsets.begin(), std::size_t(n) + 1, uint64_t(0));
   detail::resize_discard(neighbors, 2 * p);
   if (rows) detail::resize_discard(*rows, 2 * p);
-  for_each_index(2 * p, SplitRows{sorted, 2 * p, b, n, raw(offsets), raw(neighbors),
-                                  rows ? raw(*rows) : nullptr});
+  for_each_index(2 * p, pair_keys::SplitRows{sorted, 2 * p, b, n, raw(offsets),
+                                             raw(neighbors), rows ? raw(*rows) : nullptr});
   thrust::inclusive_scan(detail::policy(s.alloc), offsets.begin(), offsets.end(), offsets.begin(),
                          thrust::maximum<uint64_t>());
   // The sort's two buffers (16 bytes per entry) are kept for the next call, unless they
@@ -1429,12 +1451,14 @@ void PairFinder<Real>::neighbor_lists(uint32_t n, thrust::device_vector<uint64_t
   s.phase.flush();
 }
 
-// One precision per compile, so that the build runs the two in parallel (this file is
-// the CUDA build's longest): float, or double with NESTSIM_PAIR_FINDER_REAL=double
-// (broadphase/CMakeLists.txt, nestsim_pair_finder_double).
-#if !defined(NESTSIM_PAIR_FINDER_REAL)
-#define NESTSIM_PAIR_FINDER_REAL float
-#endif
+// The instantiations of this compile (see the file's start).
+#if NESTSIM_PAIR_FINDER_DIM == 2
+template void PairFinder<NESTSIM_PAIR_FINDER_REAL>::State::hsx<2>(
+    const BroadphaseOptions&, const BodyArrays<NESTSIM_PAIR_FINDER_REAL>&, uint32_t);
+#else
+extern template void PairFinder<NESTSIM_PAIR_FINDER_REAL>::State::hsx<2>(
+    const BroadphaseOptions&, const BodyArrays<NESTSIM_PAIR_FINDER_REAL>&, uint32_t);
 template class PairFinder<NESTSIM_PAIR_FINDER_REAL>;
+#endif
 
 }  // namespace nestsim::device
