@@ -13,12 +13,16 @@
 # SIZES: bench_hsx --sizes (default 1e5,1e6,1e7).
 # ENV_B: "NAME=VALUE ..." for a third series of this tree's binary (an environment
 #   knob's A/B in the same build).
-# Writes logs and the per-kernel times of the two pair walks at 1e6 (ncu) under $OUT.
+# Writes logs and the per-kernel times of the two pair walks at 1e6 (ncu) into
+# $OUT/logs.tgz.
 set -u
 OLD=${1:-}
 SIZES=${2:-1e5,1e6,1e7}
 ENV_B=${3:-}
-OUT=${OUT:-/tmp/h100_ab}
+# Logs go to $OUT/logs, packed into $OUT/logs.tgz at the end (the device tool brings
+# back only a few files per call).
+TOP=${OUT:-/tmp/h100_ab}
+OUT=$TOP/logs
 mkdir -p "$OUT"
 [ -f .gpu/unpack-deps.sh ] && eval "$(bash .gpu/unpack-deps.sh)"
 T0=$(date +%s)
@@ -56,3 +60,4 @@ timeout 120 ncu --clock-control none --cache-control none -k "regex:bounded_item
   > /dev/null 2>&1
 echo "ncu rc=$? (each walk's time and instructions: $OUT/ncu_walks_1e6.csv)"
 echo "all $(( $(date +%s) - T0 )) s"
+tar -czf "$TOP/logs.tgz" -C "$TOP" logs && rm -rf "$OUT"
