@@ -264,7 +264,7 @@ class SideStream {
     if (join_) cudaEventDestroy(join_);
     if (stream_) cudaStreamDestroy(stream_);
   }
-  cudaStream_t fork() {
+  void fork() {
     if (!stream_) {
       int least = 0, greatest = 0;
       NESTSIM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
@@ -274,7 +274,6 @@ class SideStream {
     }
     NESTSIM_CUDA_CHECK(cudaEventRecord(fork_, cudaStream_t{}));
     NESTSIM_CUDA_CHECK(cudaStreamWaitEvent(stream_, fork_, 0));
-    return stream_;
   }
   cudaStream_t stream() const { return stream_; }  // after the first fork()
   void join() {
@@ -287,7 +286,11 @@ class SideStream {
   cudaEvent_t fork_ = nullptr, join_ = nullptr;
 };
 #else
-class SideStream {};  // the CPU backend runs its steps one after another
+class SideStream {  // the CPU backend runs its steps one after another
+ public:
+  void fork() {}
+  void join() {}
+};
 #endif
 
 #if defined(NESTSIM_BACKEND_CUDA)
@@ -791,9 +794,7 @@ struct SortedGrid {
       radix_sort_buckets(exec, n, table);
       bucket_table(n, uint32_t(table), side);
       for_each_index(n, GatherSorted<Real>{raw(record), raw(source_of), raw(sorted_record)});
-#if defined(NESTSIM_BACKEND_CUDA)
       if (side) side->join();
-#endif
     } else {
       ensure_size(bucket_count, table + 1);
       thrust::fill_n(nosync(), bucket_count.begin(), table + 1, 0u);
@@ -834,7 +835,11 @@ struct SortedGrid {
     const uint64_t capacity = (uint64_t(table) + 1) / (uint64_t(long_run) + 1) + 1;
     ensure_size(long_runs, capacity);
     ensure_size(long_run_count, 1);
-    const cudaStream_t stream = side ? side->fork() : cudaStream_t{};
+    cudaStream_t stream{};
+    if (side) {
+      side->fork();
+      stream = side->stream();
+    }
     NESTSIM_CUDA_CHECK(cudaMemsetAsync(raw(long_run_count), 0, sizeof(uint32_t), stream));
 #else
     (void)side;

@@ -896,8 +896,8 @@ struct PairFinder<Real>::State {
   bool keys_sorted = true;  // keys[0, pair_count) ascending (sort_pairs, or sort_keys())
   uint32_t n = 0;           // the bodies of the last find()
   detail::CachingAllocator alloc;  // Thrust temporaries, kept across calls
-#if defined(NESTSIM_BACKEND_CUDA)
   detail::SideStream side_stream;  // HSX's large-body work beside the small-small walk
+#if defined(NESTSIM_BACKEND_CUDA)
   detail::CachingAllocator side_alloc;  // the side stream's Thrust temporaries
 #endif
   device::PairwiseBuffers pairwise;  // the scheduled brute-force methods
@@ -1177,12 +1177,9 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
                                           uint32_t n, double pad, uint64_t items,
                                           bool radix) {
   detail::GroupedView<Real> v;
-  detail::SideStream* side_sort = nullptr;  // the bucket table beside the gather (v42)
-#if defined(NESTSIM_BACKEND_CUDA)
-  if (kTableBeside) side_sort = &side_stream;
-#endif
+  // The bucket table beside the gather (v42; the CPU's SideStream runs it in order).
   v.s = sorted.template build<Dim>(detail::policy(alloc), groups, raw(natural), to_group, in, n,
-                                   radix, side_sort);
+                                   radix, kTableBeside ? &side_stream : nullptr);
   phase.mark("sort by group and cell");
   v.space = space;
   v.group_count = uint32_t(groups.size());
@@ -1221,13 +1218,12 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
 #endif
     run(detail::policy(alloc));
   };
-  const auto large_tasks = [&](const auto& exec) {
-    detail::for_each_index_on(exec, items, detail::GroupLargeTasks<Real, Dim>{v, raw(task_count)});
-  };
-#if defined(NESTSIM_BACKEND_CUDA)
   if (side) side_stream.fork();
-#endif
-  if (large) on_large(large_tasks);  // first: its blocks start before the walk's
+  if (large)  // first: its blocks start before the walk's
+    on_large([&](const auto& exec) {
+      detail::for_each_index_on(exec, items,
+                                detail::GroupLargeTasks<Real, Dim>{v, raw(task_count)});
+    });
   emit_walk_pairs<detail::GroupSmallPairs, Dim>(false, n, v);
   phase.mark(large && !side ? "large tasks, small-small pairs" : "small-small pairs");
   if (!large) return;
@@ -1247,9 +1243,7 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
     v.task_owner = raw(task_owner);
   }
   emit_walk_pairs<detail::GroupLargePairs, Dim>(side, tasks, v);
-#if defined(NESTSIM_BACKEND_CUDA)
   if (side) side_stream.join();
-#endif
   phase.mark(side ? "large-small pairs (beside)" : "large-small pairs");
 }
 
