@@ -1,7 +1,8 @@
 // The grid's column arithmetic (broadphase/src/grid.cuh) against enumeration:
-// columns_before_row, the prefix of a window's columns that the sorted-order rule skips
-// whole, must equal the columns that row_before skips one by one wherever it claims a
-// prefix (and claim none where the window wraps a periodic box).
+// rows_before, the prefix of a window's columns that the sorted-order rule skips whole,
+// must equal the columns that row_before skips one by one wherever it claims the
+// columns after it need no check (and claim no prefix, and ask for the check on each
+// column, where the window wraps a periodic box).
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -10,10 +11,11 @@
 #include "grid.cuh"
 
 using nestsim::detail::ColumnCursor;
-using nestsim::detail::columns_before_row;
 using nestsim::detail::GridSpec;
 using nestsim::detail::LargePlan;
 using nestsim::detail::row_before;
+using nestsim::detail::rows_before;
+using nestsim::detail::RowSkip;
 
 namespace {
 template <int Dim>
@@ -62,12 +64,15 @@ void check_random_windows(uint64_t seed, bool periodic, int trials) {
     }
     bool wraps = false;
     for (int a = 1; a < Dim; ++a) wraps = wraps || p.lo[a] < 0 || p.hi[a] >= g.n[a];
-    const uint64_t got = columns_before_row<Dim>(g, p, own);
+    const RowSkip skip = rows_before<Dim>(g, p, own);
+    const uint64_t got = skip.columns;
     INFO("trial " << t << " n " << g.n[0] << "x" << g.n[1] << "x" << g.n[2] << " own " << own);
     if (wraps) {
       CHECK(got == 0);
+      CHECK(skip.per_column);  // the walk checks each column itself
       ++wrapping;
     } else {
+      CHECK_FALSE(skip.per_column);  // no check after the prefix, so:
       CHECK(got == before);  // every skipped column ...
       CHECK(got == prefix);  // ... and they come first
       ++prefixes;
@@ -86,14 +91,14 @@ void check_random_windows(uint64_t seed, bool periodic, int trials) {
 }
 }  // namespace
 
-TEST_CASE("columns_before_row counts the columns row_before skips, as a prefix") {
+TEST_CASE("rows_before counts the columns row_before skips, as a prefix") {
   check_random_windows<3>(1, false, 4000);
   check_random_windows<3>(2, true, 4000);
   check_random_windows<2>(3, false, 4000);
   check_random_windows<2>(4, true, 4000);
 }
 
-TEST_CASE("columns_before_row: hashed grids claim no prefix") {
+TEST_CASE("rows_before: hashed grids claim no prefix and ask no check") {
   GridSpec g;
   g.dense = false;
   g.n[0] = g.n[1] = g.n[2] = 8;
@@ -103,5 +108,7 @@ TEST_CASE("columns_before_row: hashed grids claim no prefix") {
     p.hi[a] = 5;
   }
   p.columns = 16;
-  CHECK(columns_before_row<3>(g, p, 4 + 8 * (4 + 8 * 4)) == 0);
+  const RowSkip skip = rows_before<3>(g, p, 4 + 8 * (4 + 8 * 4));
+  CHECK(skip.columns == 0);
+  CHECK_FALSE(skip.per_column);
 }

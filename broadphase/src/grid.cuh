@@ -211,18 +211,27 @@ NESTSIM_HD inline bool row_before(const GridSpec& g, const long long* c, uint64_
   return g.linear(row) + uint64_t(g.n[0]) <= own;
 }
 
-// How many of plan p's first columns (ColumnCursor order) lie in rows before the row of
-// cell `own` (row_before) in a dense grid: all the columns that do, when the window's
-// rows lie inside the grid on axes 1.. (an open grid after plan_large's clamp, or a
-// periodic window that does not cross the box's edge), where rows ascend with the column
-// (c[1] + n[1] c[2] < own's row); else 0, and the caller's row_before skips them one by
-// one. The sorted-order rule's walks start after them instead of visiting and skipping
-// each (about half of a small window's columns).
+// The rows before the row of cell `own` (row_before) that the sorted-order rule skips
+// whole, in a dense grid: `columns`, how many of plan p's first columns (ColumnCursor
+// order) lie in them, and `per_column`, whether the caller must still check row_before
+// on each column after those. When the window's rows lie inside the grid on axes 1..
+// (an open grid after plan_large's clamp, or a periodic window that does not cross the
+// box's edge), rows ascend with the column (c[1] + n[1] c[2] < own's row), so the
+// columns before own's row are exactly that prefix and none follows it: the walks start
+// after it (about half of a small window's columns) and check nothing per column. A
+// window that wraps gets no prefix and a check per column. A hashed grid has no row
+// order: nothing to skip, nothing to check.
+struct RowSkip {
+  uint64_t columns = 0;
+  bool per_column = false;
+};
 template <int Dim>
-NESTSIM_HD inline uint64_t columns_before_row(const GridSpec& g, const LargePlan& p, uint64_t own) {
-  if (!g.dense) return 0;
+NESTSIM_HD inline RowSkip rows_before(const GridSpec& g, const LargePlan& p, uint64_t own) {
+  RowSkip r;
+  if (!g.dense) return r;
   NESTSIM_UNROLL for (int a = 1; a < Dim; ++a)
-    if (p.lo[a] < 0 || p.hi[a] >= g.n[a]) return 0;
+    if (p.lo[a] < 0 || p.hi[a] >= g.n[a]) r.per_column = true;
+  if (r.per_column) return r;
   // own's row, n[1] c[2] + c[1] (32-bit divisions where they suffice: dense tables on
   // the GPU's walks are far below 2^32 cells).
   const uint64_t n0 = uint64_t(g.n[0]), n1 = uint64_t(g.n[1]);
@@ -230,13 +239,17 @@ NESTSIM_HD inline uint64_t columns_before_row(const GridSpec& g, const LargePlan
   const uint64_t row = narrow ? uint64_t(uint32_t(own) / uint32_t(n0)) : own / n0;
   const long long across = p.hi[1] - p.lo[1] + 1;
   auto clamp = [](long long v, long long hi) { return v < 0 ? 0 : (v > hi ? hi : v); };
-  if (Dim == 2) return uint64_t(clamp(static_cast<long long>(row) - p.lo[1], across));
+  if (Dim == 2) {
+    r.columns = uint64_t(clamp(static_cast<long long>(row) - p.lo[1], across));
+    return r;
+  }
   const uint64_t z = narrow ? uint64_t(uint32_t(row) / uint32_t(n1)) : row / n1;
   const long long oz = static_cast<long long>(z), oy = static_cast<long long>(row - z * n1);
   const long long depth = p.hi[2] - p.lo[2] + 1;
   long long before = clamp(oz - p.lo[2], depth) * across;  // whole rows of lower c[2]
   if (oz >= p.lo[2] && oz <= p.hi[2]) before += clamp(oy - p.lo[1], across);
-  return uint64_t(before);
+  r.columns = uint64_t(before);
+  return r;
 }
 
 // Calls visit(c, lo, hi) for the runs of cells along axis 0 that the shell wall of a

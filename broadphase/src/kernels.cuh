@@ -551,7 +551,6 @@ struct WarpRanges {
   uint32_t lane;  // lane_now(lane): the lane
   uint32_t limit = kWarpSlots;  // ranges kept at most (fewer: the tests' overflow case)
   bool defer = true;   // dense windows' columns deferred to the warp (walk_warp_column)
-  uint32_t defer_min = 1;  // ... when the lane has at least this many of them
   uint32_t count = 0;  // ranges kept
   uint32_t sum = 0;    // their candidates
   uint32_t columns = 0;  // columns deferred (w->job[lane])
@@ -612,7 +611,7 @@ struct RangeSlots {
   // most 2^26 columns per lane: the warp's sum of them fits 32 bits.)
   NESTSIM_HD bool defers(const GridSpec& g, uint64_t columns) const {
     return slots.defer && g.dense && g.table_size < (uint64_t(1) << 30) &&
-           columns >= slots.defer_min && columns <= (uint64_t(1) << 26);
+           columns <= (uint64_t(1) << 26);
   }
   template <class T>
   NESTSIM_HD void defer_columns(const LargePlan& p, T outer, T inner, uint32_t first,
@@ -808,19 +807,25 @@ struct GroupSmallPairs {
       const LargePlan p = plan_large<Dim>(grp.grid, x, outer, grp.end - grp.begin, grp.task);
       if (!p.direct) {
         const uint64_t own = Larger ? 0 : s.key(a);
-        // The rows before own's: skipped whole where they are the window's first columns.
-        const uint64_t skip = Larger ? 0 : columns_before_row<Dim>(grp.grid, p, own);
+        // Sorted order: in a dense grid the rows before a's own hold only bodies sorted
+        // before a; skipped whole where they are the window's first columns, else column
+        // by column (grid.cuh, rows_before).
+        const RowSkip skip = Larger ? RowSkip{} : rows_before<Dim>(grp.grid, p, own);
+        // The cell the remaining columns are checked against, or none (one value live
+        // in the loop below, not two).
+        const uint64_t check = skip.per_column ? own : ~uint64_t(0);
         if (body.defers(grp.grid, p.columns)) {  // the warp walks them (walk_warp_column)
-          body.defer_columns(p, outer, Real(0), first, uint32_t(&grp - s.groups), skip,
-                             p.columns - skip, Larger ? kNoRowSkip : uint32_t(own));
+          // (A deferring grid has fewer than 2^30 cells: no cell's low 32 bits are
+          // kNoRowSkip.)
+          body.defer_columns(p, outer, Real(0), first, uint32_t(&grp - s.groups), skip.columns,
+                             p.columns - skip.columns, uint32_t(check));
           return;
         }
         WindowVisitor<Real, Dim, Body> visit{s, grp, first, body};
-        ColumnCursor<Dim> col = skip ? ColumnCursor<Dim>(p, skip) : ColumnCursor<Dim>(p);
-        for (uint64_t column = skip; column < p.columns; ++column, col.next(p)) {
-          // Sorted order: in a dense grid the rows before a's own hold only bodies sorted
-          // before a.
-          if (!Larger && grp.grid.dense && row_before<Dim>(grp.grid, col.c, own)) continue;
+        ColumnCursor<Dim> col =
+            skip.columns ? ColumnCursor<Dim>(p, skip.columns) : ColumnCursor<Dim>(p);
+        for (uint64_t column = skip.columns; column < p.columns; ++column, col.next(p)) {
+          if (check != ~uint64_t(0) && row_before<Dim>(grp.grid, col.c, check)) continue;
           visit_rim_column<Dim>(grp.grid, p, col.c, x, outer, Real(0), visit);
         }
         return;

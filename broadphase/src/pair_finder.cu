@@ -445,14 +445,13 @@ constexpr int kWalkMinBlocks = kPairMinBlocks;
 template <class Real, class Step, class Index>
 __global__ void __launch_bounds__(kWarpBlockThreads<Real>,
                                   kWalkMinBlocks * detail::kBoundedThreads / kWarpBlockThreads<Real>)
-    warp_tested_items(Index n, Step step, uint32_t slots, bool defer, uint32_t defer_min) {
+    warp_tested_items(Index n, Step step, uint32_t slots, bool defer) {
   __shared__ detail::WarpShared<Real> shared[kWarpBlockThreads<Real> / 32];
   detail::WarpShared<Real>& w = shared[threadIdx.x >> 5];
   const Index i = Index(blockIdx.x) * kWarpBlockThreads<Real> + Index(threadIdx.x);
   const detail::AtomicEmitter e{step.sink};
   detail::WarpRanges<Real> ranges{&w, threadIdx.x & 31u, slots};
   ranges.defer = defer;
-  ranges.defer_min = defer_min;
   if (i < n) step.walk_with(i, e, ranges);
   if (defer) {
     const uint32_t lane = detail::lane_now(0);  // read again after the walk (v40)
@@ -491,9 +490,6 @@ const bool kWarpTests = env_or("NESTSIM_HSX_WARP_TESTS", 1) != 0;
 const uint32_t kWarpSlotsUsed = uint32_t(
     std::clamp(env_or("NESTSIM_HSX_WARP_SLOTS", detail::kWarpSlots), 0.0, double(detail::kWarpSlots)));
 const bool kWarpColumns = env_or("NESTSIM_HSX_WARP_COLUMNS", 1) != 0;
-// NESTSIM_HSX_DEFER_MIN_COLUMNS=k: a lane defers its window's columns only when it has at
-// least k of them (fewer: it walks them itself, without the warp's numbering).
-const uint32_t kDeferMinColumns = env_count("NESTSIM_HSX_DEFER_MIN_COLUMNS", 1);
 
 template <class Real, class Step, class Index>
 void launch_warp_tested(Index n, const Step& step, cudaStream_t stream) {
@@ -502,7 +498,7 @@ void launch_warp_tested(Index n, const Step& step, cudaStream_t stream) {
   if (blocks >= (uint64_t(1) << 31))
     throw std::length_error("nestsim: too many items for one launch");
   warp_tested_items<Real><<<unsigned(blocks), threads, 0, stream>>>(n, step, kWarpSlotsUsed,
-                                                                     kWarpColumns, kDeferMinColumns);
+                                                                     kWarpColumns);
   NESTSIM_CUDA_CHECK(cudaGetLastError());
 }
 
