@@ -367,13 +367,14 @@ const double kRimPerSmall = env_or("NESTSIM_HSX_RIM_PER_SMALL", 0.25);
 #endif
 // Work per large-body task (grid.cuh, TaskSize); NESTSIM_HSX_COLUMNS_PER_TASK and
 // NESTSIM_HSX_DIRECT_CHUNK override them for tuning (bench/NOTES.md v5; v9: 4 columns
-// per task on the H100 since a task steps from column to column without a division).
+// per task on the H100 since a task steps from column to column without a division;
+// v45: 8, once the large-small walk ran beside the small-small one, v41).
 uint32_t env_count(const char* name, uint32_t fallback) {
   return std::max<uint32_t>(1, uint32_t(env_or(name, fallback)));
 }
 #if defined(NESTSIM_BACKEND_CUDA)
 const detail::TaskSize kTaskSize{env_count("NESTSIM_HSX_DIRECT_CHUNK", 32),
-                                 env_count("NESTSIM_HSX_COLUMNS_PER_TASK", 4)};
+                                 env_count("NESTSIM_HSX_COLUMNS_PER_TASK", 8)};
 #else
 const detail::TaskSize kTaskSize{env_count("NESTSIM_HSX_DIRECT_CHUNK", 128),
                                  env_count("NESTSIM_HSX_COLUMNS_PER_TASK", 8)};
