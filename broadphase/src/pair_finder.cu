@@ -368,13 +368,18 @@ const double kRimPerSmall = env_or("NESTSIM_HSX_RIM_PER_SMALL", 0.25);
 // Work per large-body task (grid.cuh, TaskSize); NESTSIM_HSX_COLUMNS_PER_TASK and
 // NESTSIM_HSX_DIRECT_CHUNK override them for tuning (bench/NOTES.md v5; v9: 4 columns
 // per task on the H100 since a task steps from column to column without a division;
-// v45: 8, once the large-small walk ran beside the small-small one, v41).
+// v45: 8 from kWideTaskBodies bodies on, task_size_for).
 uint32_t env_count(const char* name, uint32_t fallback) {
   return std::max<uint32_t>(1, uint32_t(env_or(name, fallback)));
 }
 #if defined(NESTSIM_BACKEND_CUDA)
 const detail::TaskSize kTaskSize{env_count("NESTSIM_HSX_DIRECT_CHUNK", 32),
-                                 env_count("NESTSIM_HSX_COLUMNS_PER_TASK", 8)};
+                                 env_count("NESTSIM_HSX_COLUMNS_PER_TASK", 4)};
+// From this many bodies in a find the GPU's large tasks take 8 columns each, not 4
+// (bench/NOTES.md v44, v45; H100, exponential scenes: 8 was 0-2% faster at 1e7 in
+// three calls, within +-3% at 1e6, but 5-12% slower at 3e5, where 4's twice as many
+// tasks fill the GPU better).
+constexpr uint32_t kWideTaskBodies = 600000;
 #else
 const detail::TaskSize kTaskSize{env_count("NESTSIM_HSX_DIRECT_CHUNK", 128),
                                  env_count("NESTSIM_HSX_COLUMNS_PER_TASK", 8)};
@@ -387,19 +392,22 @@ const detail::TaskSize kTaskSize{env_count("NESTSIM_HSX_DIRECT_CHUNK", 128),
 // 0.91 ms with 4 columns per task, 0.62 with 1). So the columns per task shrink with
 // the occupancy: kTaskSize.columns * 0.7 / (ns / cells), at most kTaskSize.columns
 // (below 0.7 members per cell: the exponential scenes keep theirs), at least 1. The CPU
-// has no tail to hide (each thread takes many tasks) and keeps kTaskSize.
-detail::TaskSize task_size_for(double ns, double cells) {
+// has no tail to hide (each thread takes many tasks) and keeps kTaskSize. n: the bodies
+// of the find (kWideTaskBodies).
+detail::TaskSize task_size_for(double ns, double cells, uint32_t n) {
   detail::TaskSize size = kTaskSize;
 #if defined(NESTSIM_BACKEND_CUDA)
   static const bool forced = std::getenv("NESTSIM_HSX_COLUMNS_PER_TASK") != nullptr;
   if (!forced) {
+    const double most = n >= kWideTaskBodies ? 8.0 : double(kTaskSize.columns);
     const double per_cell = ns / std::max(cells, 1.0);
-    const double columns = std::floor(double(kTaskSize.columns) * 0.7 / std::max(per_cell, 1e-9));
-    size.columns = uint32_t(std::clamp(columns, 1.0, double(kTaskSize.columns)));
+    const double columns = std::floor(most * 0.7 / std::max(per_cell, 1e-9));
+    size.columns = uint32_t(std::clamp(columns, 1.0, most));
   }
 #else
   (void)ns;
   (void)cells;
+  (void)n;
 #endif
   return size;
 }
@@ -1053,7 +1061,7 @@ const int kFitRadixBits = int(env_or("NESTSIM_HSX_FIT_RADIX_BITS", 0));
 static void fit_radix_passes(std::vector<detail::GroupGrid>& grids,
                              const std::vector<Group>& groups, const Domain& dom,
                              const detail::Extent& bounds, double d0, double cell_fraction,
-                             int dim, int pass_bits) {
+                             int dim, int pass_bits, uint32_t n) {
   uint64_t table = 0;
   std::size_t big = grids.size();
   for (std::size_t k = 0; k < grids.size(); ++k) {
@@ -1084,7 +1092,7 @@ static void fit_radix_passes(std::vector<detail::GroupGrid>& grids,
       std::fprintf(stderr, "hsx: group %zu's cells x%.3f: %llu buckets in all, %d-bit passes\n",
                    big, scale, (unsigned long long)(others + grid.table_size), pass_bits);
     g.grid = grid;
-    g.task = task_size_for(ns, cells);
+    g.task = task_size_for(ns, cells, n);
     g.larger_side = g.larger_side && ns <= kLargerSideMaxPerCell * cells;
     return;
   }
@@ -1135,7 +1143,7 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
     const double ns = double(g.end - g.begin);
     const double cells = detail::choose_buckets(grid.grid, g.end - g.begin);
     shared += ns * std::max(0.0, ns / cells - 1.0) / 2.0;
-    grid.task = task_size_for(ns, cells);
+    grid.task = task_size_for(ns, cells, n);
     grid.reach = 0.5 * d;
     int levels = 0;  // non-empty levels in the group
     for (int l = first_level; l <= g.top_level; ++l) levels += histogram[l] ? 1 : 0;
@@ -1154,7 +1162,7 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
   }
   const bool radix = detail::radix_grid_sort(options, n);
   if (radix && kFitRadixBits > 0)
-    fit_radix_passes(grids, groups, dom, bounds, d0, base.cell_fraction, Dim, kFitRadixBits);
+    fit_radix_passes(grids, groups, dom, bounds, d0, base.cell_fraction, Dim, kFitRadixBits, n);
   phase.mark("bounds, level histogram");
   static const bool trace = std::getenv("NESTSIM_TRACE") != nullptr;
   if (trace) {
