@@ -377,9 +377,10 @@ const detail::TaskSize kTaskSize{env_count("NESTSIM_HSX_DIRECT_CHUNK", 32),
                                  env_count("NESTSIM_HSX_COLUMNS_PER_TASK", 4)};
 // From this many bodies in a find the GPU's large tasks take 8 columns each, not 4
 // (bench/NOTES.md v44, v45; H100, exponential scenes: 8 was 0-2% faster at 1e7 in
-// three calls, within +-3% at 1e6, but 5-12% slower at 3e5, where 4's twice as many
-// tasks fill the GPU better).
+// three calls, within +-3% at 1e6, but 5-40% slower at 1e5-3e5, where 4's twice as
+// many tasks fill the GPU better).
 constexpr uint32_t kWideTaskBodies = 600000;
+constexpr double kWideTaskColumns = 8;
 #else
 const detail::TaskSize kTaskSize{env_count("NESTSIM_HSX_DIRECT_CHUNK", 128),
                                  env_count("NESTSIM_HSX_COLUMNS_PER_TASK", 8)};
@@ -390,16 +391,16 @@ const detail::TaskSize kTaskSize{env_count("NESTSIM_HSX_DIRECT_CHUNK", 128),
 // (volume fraction 1-3: 4-13 members per cell) a column holds that many times more
 // candidates and the few large bodies' tasks become a long tail (3e4 bodies, phi 3:
 // 0.91 ms with 4 columns per task, 0.62 with 1). So the columns per task shrink with
-// the occupancy: kTaskSize.columns * 0.7 / (ns / cells), at most kTaskSize.columns
-// (below 0.7 members per cell: the exponential scenes keep theirs), at least 1. The CPU
-// has no tail to hide (each thread takes many tasks) and keeps kTaskSize. n: the bodies
-// of the find (kWideTaskBodies).
+// the occupancy: most * 0.7 / (ns / cells), at most `most` (below 0.7 members per
+// cell: the exponential scenes keep theirs), at least 1, where `most` is
+// kTaskSize.columns, or kWideTaskColumns from kWideTaskBodies bodies in the find (n)
+// on. The CPU has no tail to hide (each thread takes many tasks) and keeps kTaskSize.
 detail::TaskSize task_size_for(double ns, double cells, uint32_t n) {
   detail::TaskSize size = kTaskSize;
 #if defined(NESTSIM_BACKEND_CUDA)
   static const bool forced = std::getenv("NESTSIM_HSX_COLUMNS_PER_TASK") != nullptr;
   if (!forced) {
-    const double most = n >= kWideTaskBodies ? 8.0 : double(kTaskSize.columns);
+    const double most = n >= kWideTaskBodies ? kWideTaskColumns : double(kTaskSize.columns);
     const double per_cell = ns / std::max(cells, 1.0);
     const double columns = std::floor(most * 0.7 / std::max(per_cell, 1e-9));
     size.columns = uint32_t(std::clamp(columns, 1.0, most));
