@@ -95,21 +95,21 @@ TEST_CASE("the trajectory does not depend on the skin (when lists are rebuilt)")
 }
 
 TEST_CASE("long force lists (chunked sums) do not depend on the skin either") {
-  // 1200 proteins overlapping the inner side of a membrane: the cell's force list is
-  // far longer than one chunk (dynamics.cuh, kForceChunk), so its sum is chunked.
+  // 200 proteins piled into a ball of radius 3 in a cell's lumen: each overlaps most of
+  // the others, so the force rows are far longer than one chunk (dynamics.cuh,
+  // kForceChunk) and their sums are chunked. A soft repulsion lets the pile spread.
   SetupBuilder b(3, 60, Boundary::periodic, 0.005, 7);
-  b.s.repulsion = 10;
+  b.s.repulsion = 0.1;
   const uint32_t cell = b.kind("cell", true, 25, 1.5, 0.5);
   const uint32_t protein = b.kind("protein", false, 1, 1, 10);
   const int64_t c = b.add(cell, {30, 30, 30});
   std::mt19937_64 rng(7);
-  std::normal_distribution<double> g(0, 1);
-  for (int k = 0; k < 1200; ++k) {
-    Vec d{g(rng), g(rng), g(rng)};
-    const double n = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-    Vec q = b.pos(c);
-    for (int a = 0; a < 3; ++a) q[a] += d[a] / n * 23.3;  // lumen 23.5, radius 1
-    b.add(protein, q, c);
+  std::uniform_real_distribution<double> u(-3, 3);
+  for (int k = 0; k < 200;) {
+    const Vec d{u(rng), u(rng), u(rng)};
+    if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > 9) continue;
+    b.add(protein, {30 + d[0], 30 + d[1], 30 + d[2]}, c);
+    ++k;
   }
   SimulationOptions thin, thick;
   thin.skin = 0.05;
@@ -121,8 +121,8 @@ TEST_CASE("long force lists (chunked sums) do not depend on the skin either") {
   CHECK(same_bits(a.frame(), other.frame()));
   const Frame f = by_id(a.frame());
   double mean = 0;
-  for (int k = 1; k <= 1200; ++k) mean += dist(b.s, f.position[std::size_t(k)], f.position[0]);
-  CHECK(mean / 1200 < 23.3);  // pushed back into the lumen
+  for (int k = 1; k <= 200; ++k) mean += dist(b.s, f.position[std::size_t(k)], f.position[0]);
+  CHECK(mean / 200 > 3);  // the pile spread (uniform in the ball of 3: mean 2.25)
 }
 
 TEST_CASE("a compartment carries its contents, through two levels") {
@@ -158,7 +158,7 @@ TEST_CASE("a compartment carries its contents, through two levels") {
 TEST_CASE("membrane-bound bodies stay on their moving membrane's mid-surface") {
   for (int dim : {2, 3}) {
     SetupBuilder b(dim, 60, Boundary::periodic, 0.01);
-    b.s.repulsion = 10;
+    b.s.repulsion = 1;
     const uint32_t vesicle = b.kind("vesicle", true, 6, 1, 2);
     const uint32_t receptor = b.kind("receptor", false, 0.5, 0.5, 3);
     const int64_t v = b.add(vesicle, {59, 30, dim == 3 ? 30.0 : 0.0});  // crosses the box edge
@@ -191,23 +191,24 @@ TEST_CASE("membrane-bound bodies stay on their moving membrane's mid-surface") {
 
 TEST_CASE("reflective walls keep every body, and each compartment's contents, in the box") {
   SetupBuilder b(3, 20, Boundary::reflective, 0.01);
-  b.s.repulsion = 5;
+  b.s.repulsion = 0.2;
   const uint32_t protein = b.kind("protein", false, 0.5, 0.5, 20);
   const uint32_t vesicle = b.kind("vesicle", true, 3, 0.5, 10);
   const uint32_t cargo = b.kind("cargo", false, 0.5, 0.5, 20);
   const int64_t v = b.add(vesicle, {3, 10, 16.5});
   b.add(cargo, {3.5, 10, 16.5}, v);
-  for (int k = 0; k < 100; ++k) b.add(protein, {0.1 * (k % 10) + (k % 2 ? 19 : 0), 0.2 * k, 0.05 * k});
+  for (int k = 0; k < 100; ++k)
+    b.add(protein, {0.5 + 0.1 * (k % 10) + (k % 2 ? 18 : 0), 0.5 + 0.19 * k, 0.5 + 0.05 * k});
   Simulation sim(b.s);
   std::size_t outside = 0;
   for (int f = 0; f < 100; ++f) {
     sim.run(5);
     const Frame now = by_id(sim.frame());
-    for (std::size_t i = 0; i < now.position.size(); ++i)
+    for (std::size_t i = 0; i < now.position.size(); ++i)  // whole balls in the box
       for (int k = 0; k < 3; ++k)
-        if (!(now.position[i][k] >= 0 && now.position[i][k] <= 20)) ++outside;
+        if (!(now.position[i][k] >= now.radius[i] && now.position[i][k] <= 20 - now.radius[i])) ++outside;
     for (int k = 0; k < 3; ++k)
-      CHECK((now.position[v][k] >= 2.75 && now.position[v][k] <= 20 - 2.75));
+      CHECK((now.position[v][k] >= 3 && now.position[v][k] <= 20 - 3));
   }
   CHECK(outside == 0);
 }
@@ -235,7 +236,7 @@ TEST_CASE("periodic boxes wrap positions into [0, box)") {
   CHECK(crossings > 10);
 }
 
-TEST_CASE("excluded volume pushes overlapping bodies apart and back to their side") {
+TEST_CASE("excluded volume pushes overlapping proteins apart; membranes are hard walls") {
   SetupBuilder b(3, 50, Boundary::reflective, 1e-3);
   // Drift D/kT k h dt = 0.05 h per step, noise sqrt(2 D dt) = 0.0045 per step, thermal
   // overlap sqrt(kT / k) = 0.014: the deterministic push dominates.
@@ -246,14 +247,15 @@ TEST_CASE("excluded volume pushes overlapping bodies apart and back to their sid
   const int64_t p1 = b.add(protein, {10, 10, 10});
   const int64_t p2 = b.add(protein, {11, 10, 10});  // overlap 1
   const int64_t v = b.add(vesicle, {30, 30, 30});
-  const int64_t inner = b.add(protein, {33.5, 30, 30}, v);  // 0.5 into the wall from inside
-  const int64_t outer = b.add(protein, {30, 35.6, 30});     // 0.4 into the wall from outside
+  const int64_t inner = b.add(protein, {33, 30, 30}, v);  // touching the lumen's surface
+  const int64_t outer = b.add(protein, {30, 36, 30});     // touching the outer surface
   Simulation sim(b.s);
   sim.run(200);
   const Frame f = by_id(sim.frame());
   CHECK(dist(b.s, f.position[p1], f.position[p2]) > 1.9);
-  CHECK(dist(b.s, f.position[inner], f.position[v]) < 3.1);
-  CHECK(dist(b.s, f.position[outer], f.position[v]) > 5.9);
+  CHECK(dist(b.s, f.position[inner], f.position[v]) <= 3);  // never into the wall
+  CHECK(dist(b.s, f.position[outer], f.position[v]) >= 6);
+  CHECK(sim.rejected_moves() > 0);  // the walls turned moves back
 }
 
 TEST_CASE("invalid setups are refused with a message") {
@@ -263,6 +265,26 @@ TEST_CASE("invalid setups are refused with a message") {
   SUBCASE("a body outside its parent") {
     const int64_t v = b.add(vesicle, {20, 20, 20});
     b.add(protein, {27, 20, 20}, v);
+    CHECK_THROWS_AS(Simulation{b.s}, std::invalid_argument);
+  }
+  SUBCASE("a protein whose ball reaches into its parent's membrane") {
+    const int64_t v = b.add(vesicle, {20, 20, 20});
+    b.add(protein, {23.5, 20, 20}, v);  // lumen 4, radius 1: 4.5 > 4
+    CHECK_THROWS_AS(Simulation{b.s}, std::invalid_argument);
+  }
+  SUBCASE("a protein whose ball reaches into a membrane from outside") {
+    b.add(vesicle, {20, 20, 20});
+    b.add(protein, {25.5, 20, 20});  // 5.5 < 5 + 1
+    CHECK_THROWS_AS(Simulation{b.s}, std::invalid_argument);
+  }
+  SUBCASE("a time step too large for accurate contacts, accepted as merely stable") {
+    b.add(protein, {20, 20, 20});
+    b.s.repulsion = 10;
+    b.s.dt = 0.04;  // (1 + 1) x 10 x 0.04 = 0.8
+    CHECK_THROWS_AS(Simulation{b.s}, std::invalid_argument);
+    b.s.dt_limit = DtLimit::stable;
+    CHECK_NOTHROW(Simulation{b.s});
+    b.s.dt = 0.06;  // 1.2: not even stable
     CHECK_THROWS_AS(Simulation{b.s}, std::invalid_argument);
   }
   SUBCASE("a protein inside a compartment it is not a child of") {

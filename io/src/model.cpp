@@ -164,8 +164,15 @@ void read_box(const Reader& r, const YAML::Node& node, Model& m) {
 }
 
 void read_simulation(const Reader& r, const YAML::Node& node, Model& m) {
-  r.expect_map(node, "simulation", {"dt", "steps", "seed", "output", "capacity"});
-  if (node["dt"]) m.dt = r.number_at_least(node["dt"], "simulation.dt", 0, true);
+  r.expect_map(node, "simulation", {"dt", "dt_limit", "steps", "seed", "output", "capacity"});
+  if (node["dt"]) {
+    m.dt = r.number_at_least(node["dt"], "simulation.dt", 0, true);
+    m.dt_at = location(node["dt"]);
+  }
+  if (node["dt_limit"])
+    m.dt_limit = r.choice(node["dt_limit"], "simulation.dt_limit", {"accurate", "stable"}) == "accurate"
+                     ? sim::DtLimit::accurate
+                     : sim::DtLimit::stable;
   if (node["steps"]) m.steps = r.integer(node["steps"], "simulation.steps", 0);
   if (node["seed"]) m.seed = r.integer(node["seed"], "simulation.seed", 0);
   if (node["capacity"]) m.capacity = r.integer(node["capacity"], "simulation.capacity", 1);
@@ -657,6 +664,24 @@ Model load_model(const std::string& path) {
   return parse_model(text.str(), path);
 }
 
+// The time step against the stiffest soft contact (nestsim/sim/time_step.h), reported
+// at `simulation.dt` with the largest dt that the limit accepts.
+void check_time_step(const Reader& r, const Model& m) {
+  std::vector<sim::ContactKind> kinds;
+  for (const auto& k : m.kinds) kinds.push_back({k.compartment, k.membrane, diffusion_of(k, m)});
+  const double largest = sim::max_dt(kinds, m.repulsion, 1.0, m.dt_limit);
+  if (m.dt <= largest) return;
+  const double step = m.dt * sim::contact_rate(kinds, m.repulsion, 1.0);
+  std::ostringstream os;
+  os << "too large for accurate contacts: (D_a + D_b) x repulsion x dt = " << step
+     << " for the fastest pair of kinds that touch softly, above "
+     << sim::contact_step_limit(m.dt_limit) << "; use dt <= " << largest
+     << (m.dt_limit == sim::DtLimit::accurate
+             ? " (or `dt_limit: stable` to trade contact accuracy for speed, models/README.md)"
+             : "");
+  r.fail(m.dt_at, "simulation.dt", os.str());
+}
+
 void validate(const Model& m) {
   const Reader r(m.path);
   const Location top{};
@@ -725,6 +750,7 @@ void validate(const Model& m) {
     placed.insert(p.kind);
   }
   check_reactions(r, m, min_box);
+  check_time_step(r, m);
 }
 
 }  // namespace nestsim::io

@@ -324,6 +324,7 @@ sim::Setup make_setup_without_bodies(const Model& m) {
   s.length_unit = m.units.length;
   s.time_unit = m.units.time;
   s.dt = m.dt;
+  s.dt_limit = m.dt_limit;
   s.steps = m.steps;
   s.seed = m.seed;
   s.output_every = m.output_every;

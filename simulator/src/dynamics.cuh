@@ -1,22 +1,28 @@
 // The per-body steps of one Brownian-dynamics step, as NESTSIM_HD functors run by
 // thrust::for_each over slots (one source for the CUDA and the OpenMP backends).
 //
-// One step (simulation.cu drives it):
+// One step (simulation.cu drives it), a stochastic Heun step on the soft forces:
 //   Forces     F_i from the interacting entries of the CSR neighbour list, ascending
 //              neighbour order, long rows in fixed chunks (load balance; see below);
-//   Propose    own move dx_i (drift + Philox noise; tangential + projection for bound
-//              bodies; reflection at the box walls for top-level bodies);
+//   Propose    predictor: own move dx_i (drift + Philox noise; tangential + projection
+//              for bound bodies; reflection at the box walls for top-level bodies);
 //   [rebuild]  lists rebuilt at the old positions when a body might end more than half
 //              the skin away from where the lists were built (StepBound);
+//   Predict    x* = x + the predicted moves of i and its carriers; Forces F*_i at x*;
+//   Propose    corrector: the same noise with the drift of (F_i + F*_i) / 2;
 //   Accept     impermeability tests; a failing move becomes zero (rejection);
 //   Apply      x += own accepted move + accepted moves of the parent chain (carrying);
 //   ApplyBound bound bodies: their membrane's new centre + their new relative position.
+// The Heun step samples a harmonic contact's Boltzmann distribution to second order in
+// the contact step (time_step.h); with no soft contact it is plain Brownian motion.
 //
-// Why rejection and why these tests: see simulation.h. The invariants (relative to the
-// parent P, which carries i and all of i's siblings, so only own moves change them):
-//   (A) |x_i - x_P| + s_i < m_P                         (inside the parent)
-//   (B) |x_i - x_j| >= s_i + s_j for siblings i, j      (outside each other)
-// with m = r - q/2 the membrane mid-surface and s = m for compartments, 0 for proteins.
+// Why rejection and why these tests: see simulation.h. The invariants are the HSX
+// relation (a free body never intersects a compartment it is inside or outside of),
+// relative to the parent P, which carries i and all of i's siblings, so only own moves
+// change them:
+//   (A) |x_i - x_P| + r_i <= r_P - q_P                  (wholly in the parent's lumen)
+//   (B) |x_i - x_j| >= r_i + r_j for siblings i, j, one of them a compartment
+//                                                       (off each other's outer surface)
 // Accept tests i's proposal against the old and the proposed position of each sibling,
 // so every combination of accepted and rejected moves keeps (B).
 #pragma once
@@ -46,6 +52,8 @@ struct SlotView {
   double* x_next[3] = {nullptr, nullptr, nullptr};  // positions after the step
   double* x_built[3] = {nullptr, nullptr, nullptr}; // positions at the last list build
   double* force[3] = {nullptr, nullptr, nullptr};
+  // The forces at the predicted positions (Heun's corrector); null in the predictor.
+  const double* force_pred[3] = {nullptr, nullptr, nullptr};
   double* move[3] = {nullptr, nullptr, nullptr};      // proposed own move
   double* accepted[3] = {nullptr, nullptr, nullptr};  // accepted own move
   const double* radius = nullptr;
@@ -67,8 +75,6 @@ struct SlotView {
   NESTSIM_HD bool empty(uint32_t i) const { return id[i] < 0; }
   NESTSIM_HD double mid(uint32_t c) const { return radius[c] - 0.5 * thickness[c]; }
   NESTSIM_HD double lumen(uint32_t c) const { return radius[c] - thickness[c]; }
-  // The radius of the ball that a body's contents and its own centre stay in.
-  NESTSIM_HD double inner_ball(uint32_t i) const { return compartment[i] ? mid(i) : 0.0; }
   // The compartment that carries i: its membrane's, else its parent.
   NESTSIM_HD int32_t carrier(uint32_t i) const { return membrane[i] >= 0 ? membrane[i] : parent[i]; }
 
@@ -82,6 +88,11 @@ struct SlotView {
     double s = 0;
     NESTSIM_AXES(k, dim) s += d[k] * d[k];
     return s;
+  }
+  // Does compartment c carry body b (b in c's lumen, on c's membrane, or on the membrane
+  // of a compartment in c's lumen)? A bound body's parent is its membrane's parent.
+  NESTSIM_HD bool carries(uint32_t c, uint32_t b) const {
+    return membrane[b] == int32_t(c) || contains(c, b);
   }
   // Is compartment c in the parent chain of body b?
   NESTSIM_HD bool contains(uint32_t c, uint32_t b) const {
@@ -104,25 +115,27 @@ struct SlotView {
 };
 
 // Harmonic excluded volume on body i from body j (which pairs repel and how:
-// simulation.h): adds the force on i to f and says whether the pair interacts. Exact
-// distance filter: listed pairs that do not overlap add nothing and return false, so the
-// set of interacting entries (and hence everything summed below) does not depend on the
-// skin of the lists.
+// simulation.h): adds the force on i to f and says whether the pair interacts. Soft
+// pairs are two species (free or bound), and a bound species with a compartment other
+// than its own membrane; a free body and a compartment meet at a hard wall (Accept),
+// without force. A compartment feels nothing from what it carries, so its contents
+// cannot drive it. Exact distance filter: listed pairs that do not overlap add nothing
+// and return false, so the set of interacting entries (and hence everything summed
+// below) does not depend on the skin of the lists.
 NESTSIM_HD inline bool pair_force(const SlotView& v, uint32_t i, uint32_t j, double* f) {
   if (v.empty(i) || v.empty(j) || v.membrane[i] == int32_t(j) || v.membrane[j] == int32_t(i))
     return false;
+  const bool ci = v.compartment[i], cj = v.compartment[j];
+  if (ci && (cj || v.membrane[j] < 0 || v.carries(i, j))) return false;
+  if (cj && v.membrane[i] < 0) return false;
   double d[3];
   v.delta(v.x, i, j, d);
   const double d2 = v.norm2(d);
   if (!(d2 > 0)) return false;  // coincident centres: no direction, no force
   const double dist = std::sqrt(d2);
-  const bool ci = v.compartment[i], cj = v.compartment[j];
   double overlap, sign;
-  if (cj && v.contains(j, i)) {  // i in j's lumen: pushed towards j's centre
+  if (cj && v.contains(j, i)) {  // bound i reaching through j's inner surface: inwards
     overlap = dist + v.radius[i] - v.lumen(j);
-    sign = -1;
-  } else if (ci && v.contains(i, j)) {  // j in i's lumen: i pulled towards j
-    overlap = dist + v.radius[j] - v.lumen(i);
     sign = -1;
   } else {  // outside each other
     overlap = v.radius[i] + v.radius[j] - dist;
@@ -257,7 +270,8 @@ NESTSIM_HD inline double reflect(double y, double lo, double hi) {
   return y < lo ? lo : (y > hi ? hi : y);
 }
 
-// Euler-Maruyama proposal of body i's own move.
+// Proposal of body i's own move: the predictor (drift of F, v.force_pred null) or
+// Heun's corrector (drift of (F + F*) / 2); both with the step's one noise draw.
 struct Propose {
   SlotView v;
   NESTSIM_HD void operator()(uint32_t i) const {
@@ -269,7 +283,10 @@ struct Propose {
         normals4(v.seed, v.step, uint64_t(v.id[i]), RandomPurpose::brownian, z);
         const double mobility_dt = D / v.kT * v.dt;
         const double sigma = std::sqrt(2.0 * D * v.dt);
-        NESTSIM_AXES(k, v.dim) dx[k] = mobility_dt * v.force[k][i] + sigma * z[k];
+        NESTSIM_AXES(k, v.dim) {
+          const double f = v.force_pred[0] ? 0.5 * (v.force[k][i] + v.force_pred[k][i]) : v.force[k][i];
+          dx[k] = mobility_dt * f + sigma * z[k];
+        }
       }
       const int32_t c = v.membrane[i];
       if (c >= 0) {
@@ -289,7 +306,7 @@ struct Propose {
           NESTSIM_UNROLL for (int k = 0; k < 3; ++k) dx[k] = 0;
         }
       } else if (v.reflective && v.parent[i] < 0) {
-        const double s = v.inner_ball(i);
+        const double s = v.radius[i];
         NESTSIM_AXES(k, v.dim) {
           const double x = v.x[k][i];
           dx[k] = reflect(x + dx[k], s, v.box[k] - s) - x;
@@ -297,6 +314,25 @@ struct Propose {
       }
     }
     NESTSIM_UNROLL for (int k = 0; k < 3; ++k) v.move[k][i] = dx[k];
+  }
+};
+
+// Heun's predicted positions, into x_pred: each body moved by its own predicted move and
+// those of its carriers (membrane, then the parent chain), so that pairs carried by
+// different compartments see each other's predicted motion.
+struct Predict {
+  SlotView v;
+  double* x_pred[3] = {nullptr, nullptr, nullptr};
+  NESTSIM_HD void operator()(uint32_t i) const {
+    double p[3] = {v.x[0][i], v.x[1][i], v.x[2][i]};
+    if (!v.empty(i)) {
+      NESTSIM_AXES(k, v.dim) p[k] += v.move[k][i];
+      int32_t c = v.carrier(i);
+      for (int depth = 0; c >= 0 && depth < kMaxDepth; ++depth, c = v.parent[c])
+        NESTSIM_AXES(k, v.dim) p[k] += v.move[k][c];
+      v.wrap(p);
+    }
+    NESTSIM_UNROLL for (int k = 0; k < 3; ++k) x_pred[k][i] = p[k];
   }
 };
 
@@ -351,8 +387,8 @@ struct AcceptParent {
     double rel[3];
     v.delta(v.x, i, uint32_t(p), rel);
     NESTSIM_AXES(k, v.dim) rel[k] += v.move[k][i];
-    const double room = v.mid(uint32_t(p)) - v.inner_ball(i);
-    return room > 0 && v.norm2(rel) < room * room;
+    const double room = v.lumen(uint32_t(p)) - v.radius[i];
+    return room >= 0 && v.norm2(rel) <= room * room;
   }
   NESTSIM_HD void operator()(uint32_t i) const {
     const bool ok = v.empty(i) || v.membrane[i] >= 0 || allowed(i);
@@ -367,7 +403,7 @@ struct AcceptSibling {
     if (v.empty(i) || v.membrane[i] >= 0 || v.empty(j) || v.membrane[j] >= 0 ||
         v.parent[j] != v.parent[i] || (!v.compartment[i] && !v.compartment[j]))
       return;
-    const double need = v.inner_ball(i) + v.inner_ball(j);
+    const double need = v.radius[i] + v.radius[j];
     double d[3];
     v.delta(v.x, i, j, d);
     NESTSIM_AXES(k, v.dim) d[k] += v.move[k][i];
@@ -405,7 +441,7 @@ struct Apply {
     double p[3] = {0, 0, 0};
     NESTSIM_AXES(k, v.dim) p[k] = v.x[k][i] + total[k];
     if (v.reflective && v.parent[i] < 0 && !v.empty(i)) {
-      const double s = v.inner_ball(i);
+      const double s = v.radius[i];
       NESTSIM_AXES(k, v.dim) p[k] = reflect(p[k], s, v.box[k] - s);
     }
     v.wrap(p);

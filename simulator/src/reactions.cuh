@@ -177,10 +177,15 @@ struct PairCandidates {
             continue;
           gap = dist - r.v.radius[a] - r.v.radius[b];
         } else if (rule.binding) {
-          // a species, b a compartment: a free body inside b's lumen or beside b.
+          // a species, b a compartment: a free body inside b's lumen or beside b; the gap
+          // between its ball and the membrane's wall that faces it.
           if (r.v.membrane[a] >= 0) continue;
-          if (r.v.parent[a] != int32_t(b) && r.v.parent[a] != r.v.parent[b]) continue;
-          gap = std::fabs(dist - r.v.mid(b));
+          if (r.v.parent[a] == int32_t(b))
+            gap = r.v.lumen(b) - dist - r.v.radius[a];
+          else if (r.v.parent[a] == r.v.parent[b])
+            gap = dist - r.v.radius[b] - r.v.radius[a];
+          else
+            continue;
         }
         if (!(gap <= rule.radius)) continue;
         const Philox4x32 w = pair_words(r.v.seed, r.v.step, uint64_t(r.v.id[a]) * kMaxRules + uint64_t(k),
@@ -248,12 +253,12 @@ NESTSIM_HD inline void on_ray(const ReactionView& r, uint32_t c, uint32_t i, dou
   NESTSIM_UNROLL for (int k = 0; k < 3; ++k) out[k] = p[k];
 }
 
-// Is point p clear of every compartment in body i's neighbour list that is a child of
-// `parent` (other than `except`), and inside `parent`'s mid-surface? A point within
-// i's own radius of i's centre that lies inside a compartment's mid-surface ball means
-// that compartment's membrane crosses i's sphere, so it is in i's list.
-NESTSIM_HD inline bool clear_at(const ReactionView& r, uint32_t i, const double* p, int32_t parent,
-                                int32_t except) {
+// May a free body of radius rp be at point p: its ball wholly in `parent`'s lumen and
+// off every compartment in body i's neighbour list that is a child of `parent` (other
+// than `except`)? The lists reach every compartment such a ball can meet (setup_rules
+// extends the reactant's reach by the spread and the product's size).
+NESTSIM_HD inline bool clear_at(const ReactionView& r, uint32_t i, const double* p, double rp,
+                                int32_t parent, int32_t except) {
   const auto d2 = [&](uint32_t c) {
     double s = 0;
     NESTSIM_AXES(k, r.v.dim) {
@@ -263,14 +268,14 @@ NESTSIM_HD inline bool clear_at(const ReactionView& r, uint32_t i, const double*
     return s;
   };
   if (parent >= 0) {
-    const double m = r.v.mid(uint32_t(parent));
-    if (!(d2(uint32_t(parent)) < m * m)) return false;
+    const double room = r.v.lumen(uint32_t(parent)) - rp;
+    if (!(room >= 0 && d2(uint32_t(parent)) <= room * room)) return false;
   }
   for (uint64_t e = r.v.nbr_offsets[i]; e < r.v.nbr_offsets[i + 1]; ++e) {
     const uint32_t c = r.v.nbrs[e];
     if (int32_t(c) == except || r.v.empty(c) || !r.v.compartment[c] || r.v.parent[c] != parent) continue;
-    const double m = r.v.mid(c);
-    if (d2(c) < m * m) return false;
+    const double need = r.v.radius[c] + rp;
+    if (d2(c) < need * need) return false;
   }
   return true;
 }
@@ -313,16 +318,18 @@ NESTSIM_HD inline Placement place_product(const ReactionView& r, uint32_t i, con
     }
     return out;
   }
-  // in K / outside K: only a release from K's own membrane.
+  // in K / outside K: only a release from K's own membrane, the product's ball just off
+  // the wall on that side (a relative 1e-9 from touching, so rounding cannot put it in).
   if (membrane_species || m != c) return out;
-  const double step = r.kind_radius[kind] < r.v.radius[i] ? r.kind_radius[kind] : r.v.radius[i];
-  const double at = r.v.mid(uint32_t(c)) + (where == kIn ? -step : step);
-  if (!(at > 0)) return out;
+  const double rp = r.kind_radius[kind];
+  const double at = where == kIn ? (r.v.lumen(uint32_t(c)) - rp) * (1 - 1e-9)
+                                 : (r.v.radius[c] + rp) * (1 + 1e-9);
+  if (!(at >= 0)) return out;
   out.moves = true;
   on_ray(r, uint32_t(c), i, at, out.to);
   out.parent = where == kIn ? c : r.v.parent[c];
   out.membrane = -1;
-  out.ok = clear_at(r, i, out.to, out.parent, c);
+  out.ok = clear_at(r, i, out.to, rp, out.parent, c);
   return out;
 }
 
@@ -364,11 +371,20 @@ NESTSIM_HD inline bool placeable(const ReactionView& r, uint32_t i, const Device
     if (!pl.ok) return false;
     moves = moves || pl.moves;
   }
+  // A free product that stays at i's place must fit there when it is larger than i.
+  if (r.v.membrane[i] < 0) {
+    const double here[3] = {r.v.x[0][i], r.v.x[1][i], r.v.x[2][i]};
+    for (int p = 0; p < rule.products; ++p) {
+      const double rp = r.kind_radius[rule.product[p]];
+      if (rp > r.v.radius[i] && !clear_at(r, i, here, rp, r.v.parent[i], -1)) return false;
+    }
+  }
   double at[3];
   if (!moves && spread_point(r, i, rule, at)) {
+    const double rp = r.kind_radius[rule.product[1]];
     if (r.v.reflective && r.v.parent[i] < 0)
-      NESTSIM_AXES(k, r.v.dim) if (!(at[k] >= 0 && at[k] <= r.v.box[k])) return false;
-    return clear_at(r, i, at, r.v.parent[i], -1);
+      NESTSIM_AXES(k, r.v.dim) if (!(at[k] >= rp && at[k] <= r.v.box[k] - rp)) return false;
+    return clear_at(r, i, at, rp, r.v.parent[i], -1);
   }
   return true;
 }
@@ -500,12 +516,13 @@ struct ExecutePairs {
 // Fusion, "V + Y -> Y": sibling compartments V and Y whose outer surfaces are within the
 // rule's radius merge: V disappears, Y's lumen volume grows by V's (l_Y'^3 = l_Y^3 +
 // l_V^3, thickness and diffusion of Y unchanged), V's lumen contents move into Y as one
-// rigid group (V's mid-surface ball translated to the "ghost" inside Y's new
-// mid-surface, touching it on the side facing V), and V's membrane-bound bodies move to
-// Y's membrane (projected onto its new mid-surface along the ray from Y's centre). It
-// happens only when Y's grown mid-surface ball is clear of its siblings (their grown
-// balls when they fuse too), stays inside its parent's mid-surface (and the box when
-// reflective), and the ghost ball is clear of Y's compartments (their grown balls).
+// rigid group (V's lumen ball translated to the "ghost" inside Y's new lumen, touching
+// its inner surface on the side facing V), and V's membrane-bound bodies move to Y's
+// membrane (projected onto its new mid-surface along the ray from Y's centre). It
+// happens only when Y's grown ball is clear of its siblings (their grown balls when they
+// fuse too), stays wholly in its parent's lumen (and the box when reflective), the ghost
+// ball is clear of Y's compartments (their grown balls), and, when V carries
+// compartments, of Y's free proteins (which would otherwise end inside them).
 // ---------------------------------------------------------------------------------------
 
 // Squared minimum-image distance from point p to slot j's centre.
@@ -523,8 +540,10 @@ NESTSIM_HD inline bool bud_fits(const ReactionView& r, uint32_t i, const DeviceR
   const int32_t x = r.v.membrane[i];
   if (x < 0) return false;
   const int32_t vk = rule.product[0];
+  const bool cargo_fits = rule.product_where[1] != kIn ||
+                          r.kind_radius[vk] - r.kind_thickness[vk] >= r.kind_radius[rule.product[1]];
   return r.v.lumen(uint32_t(x)) - r.kind_radius[vk] >= 0 &&
-         r.kind_radius[vk] - 0.5 * r.kind_thickness[vk] > 0;
+         r.kind_radius[vk] - 0.5 * r.kind_thickness[vk] > 0 && cargo_fits;
 }
 
 // The candidate events of one phase, in slot order (a compaction of per-slot marks).
@@ -534,8 +553,11 @@ struct EventList {
   int32_t* target = nullptr;       // fusion: Y; budding: X
   int32_t* rule = nullptr;
   double* centre[3] = {nullptr, nullptr, nullptr};  // fusion: ghost; budding: V's centre
-  double* mid = nullptr;      // fusion: Y's new mid-surface radius; budding: V's
-  double* aux = nullptr;      // fusion: V's mid-surface radius
+  double* mid = nullptr;      // fusion: Y's new mid-surface radius; budding: V's radius
+  double* aux = nullptr;      // fusion: V's lumen radius (the ghost ball)
+  // Fusion: Y's free proteins that meet the ghost ball, and V's compartments (counts).
+  uint32_t* ghost_proteins = nullptr;
+  uint32_t* ghost_children = nullptr;
   unsigned long long* blocked = nullptr;
   int32_t* ev_v = nullptr;    // per slot: the fusion whose V it is (-1)
   int32_t* ev_y = nullptr;    // per slot: the fusion whose Y it is (-1)
@@ -554,33 +576,39 @@ struct FusionSetup {
     const double lv = r.v.lumen(a), ly = r.v.lumen(uint32_t(b));
     const double l_new = std::cbrt(ly * ly * ly + lv * lv * lv);
     const double m_new = l_new + 0.5 * r.v.thickness[b];
-    const double mv = r.v.mid(a);
+    const double r_new = l_new + r.v.thickness[b];
     e.mid[c] = m_new;
-    e.aux[c] = mv;
-    bool bad = !(m_new > mv);
-    // The ghost: V's mid-surface ball inside Y's new one, on the side facing V.
+    e.aux[c] = lv;
+    e.ghost_proteins[c] = 0;
+    e.ghost_children[c] = 0;
+    bool bad = !(l_new >= lv);
+    // The ghost: V's lumen ball inside Y's new lumen, on the side facing V.
     double p[3];
-    on_ray(r, uint32_t(b), a, m_new - mv, p);
+    on_ray(r, uint32_t(b), a, l_new - lv, p);
     NESTSIM_UNROLL for (int k = 0; k < 3; ++k) e.centre[k][c] = p[k];
     const int32_t P = r.v.parent[b];
     if (P >= 0) {
       double d[3];
       r.v.delta(r.v.x, uint32_t(b), uint32_t(P), d);
-      if (!(std::sqrt(r.v.norm2(d)) + m_new < r.v.mid(uint32_t(P)))) bad = true;
+      if (!(std::sqrt(r.v.norm2(d)) + r_new <= r.v.lumen(uint32_t(P)))) bad = true;
     } else if (r.v.reflective) {
       NESTSIM_AXES(k, r.v.dim)
-        if (!(r.v.x[k][b] - m_new >= 0 && r.v.x[k][b] + m_new <= r.v.box[k])) bad = true;
+        if (!(r.v.x[k][b] - r_new >= 0 && r.v.x[k][b] + r_new <= r.v.box[k])) bad = true;
     }
     e.blocked[c] = bad ? 1ull : 0ull;
   }
 };
 
-// The ball that sibling j occupies after this step's fusions (its grown mid-surface when
-// it is a Y; 0 for a protein).
+// Y's outer radius after fusion c.
+NESTSIM_HD inline double grown_radius(const ReactionView& r, const EventList& e, uint32_t c) {
+  return e.mid[c] + 0.5 * r.v.thickness[e.target[c]];
+}
+
+// The ball that free body j occupies after this step's fusions (its grown ball when it
+// is a Y).
 NESTSIM_HD inline double grown_ball(const ReactionView& r, const EventList& e, uint32_t j) {
-  if (!r.v.compartment[j]) return 0.0;
-  const int32_t c = e.ev_y[j];
-  return c >= 0 ? e.mid[c] : r.v.mid(j);
+  const int32_t c = r.v.compartment[j] ? e.ev_y[j] : -1;
+  return c >= 0 ? grown_radius(r, e, uint32_t(c)) : r.v.radius[j];
 }
 
 // One thread per body j: blocks every fusion that j is in the way of.
@@ -595,16 +623,31 @@ struct FusionCheck {
       const int32_t b = e.target[c];
       if (j == a || int32_t(j) == b) continue;
       if (pj == r.v.parent[b]) {  // a sibling of Y: outside Y's grown ball
-        const double need = e.mid[c] + grown_ball(r, e, j);
+        const double need = grown_radius(r, e, c) + grown_ball(r, e, j);
         double d[3];
         r.v.delta(r.v.x, j, uint32_t(b), d);
         if (r.v.norm2(d) < need * need) atomic_fetch_max(&e.blocked[c], 1ull);
-      } else if (pj == b && r.v.compartment[j]) {  // a compartment in Y: clear of the ghost
+      } else if (pj == b) {  // in Y: a compartment clear of the ghost; proteins counted
         const double need = e.aux[c] + grown_ball(r, e, j);
         const double g[3] = {e.centre[0][c], e.centre[1][c], e.centre[2][c]};
-        if (point_dist2(r.v, g, j) < need * need) atomic_fetch_max(&e.blocked[c], 1ull);
+        if (point_dist2(r.v, g, j) < need * need) {
+          if (r.v.compartment[j])
+            atomic_fetch_max(&e.blocked[c], 1ull);
+          else
+            atomic_fetch_add(&e.ghost_proteins[c], 1u);
+        }
+      } else if (pj == int32_t(a) && r.v.compartment[j]) {  // a compartment V carries
+        atomic_fetch_add(&e.ghost_children[c], 1u);
       }
     }
+  }
+};
+
+// One thread per fusion: Y's proteins in the ghost would end inside V's compartments.
+struct FusionGhost {
+  EventList e;
+  NESTSIM_HD void operator()(uint32_t c) const {
+    if (e.ghost_proteins[c] > 0 && e.ghost_children[c] > 0) e.blocked[c] = 1ull;
   }
 };
 
@@ -726,18 +769,18 @@ struct BudSetup {
     const uint32_t x = uint32_t(r.v.membrane[i]);
     const int32_t vk = rule.product[0];
     e.target[c] = int32_t(x);
-    e.mid[c] = r.kind_radius[vk] - 0.5 * r.kind_thickness[vk];
+    e.mid[c] = r.kind_radius[vk];
     double p[3];
     on_ray(r, x, i, r.v.lumen(x) - r.kind_radius[vk], p);
     NESTSIM_UNROLL for (int a = 0; a < 3; ++a) e.centre[a][c] = p[a];
   }
 };
 
-// Budding in a crowded lumen: the free proteins of X whose centres lie in a bud's
-// mid-surface ball are pushed radially out of it, to the bud's outer surface plus their
-// own radius (the forming membrane sweeps them aside), when that point is inside X's
-// mid-surface, outside every other bud candidate's ball and outside every compartment
-// of X. A protein in the balls of two buds blocks both; compartments in the way block.
+// Budding in a crowded lumen: the free proteins of X whose balls meet a bud's ball are
+// pushed radially out of it, to touch the bud's outer surface (the forming membrane
+// sweeps them aside), when their ball there lies wholly in X's lumen, off every other
+// bud candidate's ball and off every compartment of X. A protein meeting two buds
+// blocks both; compartments in the way block.
 struct PushView {
   uint32_t* count = nullptr;  // per slot: the buds whose ball holds it
   int32_t* by = nullptr;      // per slot: that bud, when there is one
@@ -745,7 +788,7 @@ struct PushView {
   uint32_t n = 0;
 };
 
-// Is body j (a free body of the bud's X) inside bud c's mid-surface ball (grown by s)?
+// Does bud c's ball, grown by s, hold body j's centre (s = r_j: do their balls meet)?
 NESTSIM_HD inline bool in_bud(const ReactionView& r, const EventList& e, uint32_t c, uint32_t j,
                               double s) {
   const double need = e.mid[c] + s;
@@ -766,8 +809,8 @@ struct BudCheck {
     for (uint32_t c = 0; c < e.count; ++c) {
       if (e.target[c] != pj || e.slot[c] == j) continue;
       if (r.v.compartment[j]) {
-        if (in_bud(r, e, c, j, r.v.mid(j))) atomic_fetch_max(&e.blocked[c], 1ull);
-      } else if (in_bud(r, e, c, j, 0.0)) {
+        if (in_bud(r, e, c, j, r.v.radius[j])) atomic_fetch_max(&e.blocked[c], 1ull);
+      } else if (in_bud(r, e, c, j, r.v.radius[j])) {
         atomic_fetch_add(&push.count[j], 1u);
         push.by[j] = int32_t(c);  // read only when the count is 1: then the one writer
       }
@@ -786,7 +829,7 @@ struct PushPlan {
     if (n == 0) return;
     if (n > 1) {
       for (uint32_t c = 0; c < e.count; ++c)
-        if (e.target[c] == r.v.parent[j] && e.slot[c] != j && in_bud(r, e, c, j, 0.0))
+        if (e.target[c] == r.v.parent[j] && e.slot[c] != j && in_bud(r, e, c, j, r.v.radius[j]))
           atomic_fetch_max(&e.blocked[c], 1ull);
       return;
     }
@@ -804,18 +847,29 @@ struct PushPlan {
       d[1] = d[2] = 0;
       len = 1;
     }
+    // The bud touches X's inner surface; a protein between it and the wall is swept
+    // inwards: the outward component of its direction (along X's centre -> bud) flips.
+    const uint32_t x = uint32_t(e.target[c]);
+    double out[3] = {0, 0, 0}, oo = 0, dn = 0;
+    NESTSIM_AXES(k, r.v.dim) {
+      out[k] = minimum_image(g[k] - r.v.x[k][x], r.v.space.edge[k], r.v.space.inv_edge[k]);
+      oo += out[k] * out[k];
+    }
+    if (oo > 0) {
+      NESTSIM_AXES(k, r.v.dim) dn += d[k] * out[k];
+      if (dn > 0) NESTSIM_AXES(k, r.v.dim) d[k] -= 2 * dn / oo * out[k];
+    }
     double to[3] = {g[0], g[1], g[2]};
     const double at = r.kind_radius[vk] + r.v.radius[j];
     NESTSIM_AXES(k, r.v.dim) to[k] += d[k] / len * at;
     r.v.wrap(to);
     NESTSIM_UNROLL for (int k = 0; k < 3; ++k) r.v.x_next[k][j] = to[k];
     bool ok = true;
-    const uint32_t x = uint32_t(e.target[c]);
-    const double mx = r.v.mid(x);
-    if (!(point_dist2(r.v, to, x) < mx * mx)) ok = false;
+    const double room = r.v.lumen(x) - r.v.radius[j];
+    if (!(room >= 0 && point_dist2(r.v, to, x) <= room * room)) ok = false;
     for (uint32_t o = 0; ok && o < e.count; ++o) {
       if (o == c || e.target[o] != e.target[c]) continue;
-      const double need = e.mid[o];
+      const double need = e.mid[o] + r.v.radius[j];
       double s2 = 0;
       NESTSIM_AXES(k, r.v.dim) {
         const double dd = minimum_image(to[k] - e.centre[k][o], r.v.space.edge[k], r.v.space.inv_edge[k]);
@@ -835,12 +889,12 @@ struct PushCheck {
   PushView push;
   NESTSIM_HD void operator()(uint32_t k) const {
     if (r.v.empty(k) || !r.v.compartment[k] || r.v.membrane[k] >= 0) return;
-    const double m = r.v.mid(k);
     for (uint32_t q = 0; q < push.n; ++q) {
       const uint32_t j = push.list[q];
       const uint32_t c = uint32_t(push.by[j]);
       if (r.v.parent[k] != e.target[c]) continue;
       const double to[3] = {r.v.x_next[0][j], r.v.x_next[1][j], r.v.x_next[2][j]};
+      const double m = r.v.radius[k] + r.v.radius[j];
       if (point_dist2(r.v, to, k) < m * m) atomic_fetch_max(&e.blocked[c], 1ull);
     }
   }
@@ -916,7 +970,7 @@ struct BudExecute {
     } else {
       pi.parent = x;
       pi.membrane = int32_t(s);
-      on_ray(r, s, i, e.mid[c], pi.to);
+      on_ray(r, s, i, r.kind_radius[rule.product[0]] - 0.5 * r.kind_thickness[rule.product[0]], pi.to);
     }
     become(r, i, rule.product[1], pi);
     atomic_fetch_add(&r.events[k], 1ull);

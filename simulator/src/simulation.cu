@@ -167,6 +167,7 @@ struct Simulation::Impl {
   mutable PhaseTimes times;
 
   thrust::device_vector<double> x[3], x_next[3], x_built[3], force[3], move[3], accepted[3];
+  thrust::device_vector<double> force_pred[3];  // Heun's forces at the predicted positions
   thrust::device_vector<double> radius, thickness, diffusion;
   thrust::device_vector<int64_t> id;
   thrust::device_vector<int32_t> kind, parent, membrane;
@@ -267,19 +268,19 @@ struct Simulation::Impl {
       if (!(kind.diffusion >= 0)) invalid("kind '" + kind.name + "': diffusion must be >= 0");
     }
     if (!(options.skin >= 0)) invalid("skin must be >= 0");
-    // Euler-Maruyama on the harmonic repulsion relaxes an overlap h by the factor
-    // 1 - (D / kT) k dt per step: it overshoots past 1 and diverges past 2. Refuse a step
-    // that cannot resolve the stiffest contact instead of producing nonsense.
-    double dmax = 0;
-    for (const Kind& kind : s.kinds) dmax = std::max(dmax, kind.diffusion);
-    const double stiffness = dmax / s.kT * s.repulsion * s.dt;
-    if (stiffness > 1.0) {
+    // The stiffest soft contact must be resolved to the accuracy the setup asks for
+    // (time_step.h): refuse a larger step instead of producing biased contacts.
+    std::vector<ContactKind> contact;
+    for (const Kind& kind : s.kinds)
+      contact.push_back({kind.compartment, kind.membrane, kind.diffusion});
+    const double largest = max_dt(contact, s.repulsion, s.kT, s.dt_limit);
+    if (s.dt > largest) {
       char msg[512];
       std::snprintf(msg, sizeof msg,
-                    "time step too large for the repulsion: D_max / kT * repulsion * dt = "
-                    "%g (must be <= 1 for a stable Euler-Maruyama step); use dt <= %g or "
-                    "repulsion <= %g",
-                    stiffness, s.dt / stiffness, s.repulsion / stiffness);
+                    "time step too large for accurate contacts: (D_a + D_b) / kT * repulsion "
+                    "* dt = %g for the fastest soft pair, above %g; use dt <= %g",
+                    s.dt * contact_rate(contact, s.repulsion, s.kT),
+                    contact_step_limit(s.dt_limit), largest);
       invalid(msg);
     }
   }
@@ -347,11 +348,10 @@ struct Simulation::Impl {
           if (p >= edge) p -= edge;
           if (p < 0) p = 0;
         } else if (h.parent[i] < 0 && h.membrane[i] < 0) {
-          const double s = h.compartment[i] ? h.radius[i] - 0.5 * h.thickness[i] : 0.0;
+          const double s = h.radius[i];
           if (!(p >= s && p <= edge - s))
             invalid("body " + std::to_string(h.id[i]) +
-                    " (top level) is outside the reflective box" +
-                    (s > 0 ? " (with its membrane's mid-surface)" : ""));
+                    " (top level) is not wholly inside the reflective box");
         }
       }
     }
@@ -367,7 +367,7 @@ struct Simulation::Impl {
       x[k].assign(h.x[k].begin(), h.x[k].end());
       x_next[k] = x[k];
       x_built[k] = x[k];
-      for (auto* v : {&force[k], &move[k], &accepted[k]}) v->assign(n, 0.0);
+      for (auto* v : {&force[k], &force_pred[k], &move[k], &accepted[k]}) v->assign(n, 0.0);
     }
     radius.assign(h.radius.begin(), h.radius.end());
     thickness.assign(h.thickness.begin(), h.thickness.end());
@@ -473,10 +473,14 @@ struct Simulation::Impl {
     for_each_slot(used, detail::AcceptApply{v});
   }
 
-  // Excluded-volume forces at the current positions (dynamics.cuh, Forces).
+  // Is there a soft force to integrate (else Heun's corrector equals the predictor)?
+  bool soft_forces() const { return setup.repulsion > 0 && entries > 0; }
+
+  // Excluded-volume forces at the positions v.x, into v.force (dynamics.cuh, Forces).
   void forces(const detail::SlotView& v) {
-    if (!(setup.repulsion > 0) || entries == 0) {
-      for (int k = 0; k < 3; ++k) thrust::fill_n(thrust::device, force[k].begin(), used, 0.0);
+    if (!soft_forces()) {
+      for (int k = 0; k < 3; ++k)
+        thrust::fill_n(thrust::device, thrust::device_pointer_cast(v.force[k]), used, 0.0);
       return;
     }
     for_each_index(entries, detail::MarkInteracting{v, raw(nbr_row), raw(mark)});
@@ -503,9 +507,9 @@ struct Simulation::Impl {
     for (uint32_t i = 0; i < used; ++i)
       if (r[i])
         invalid("body " + std::to_string(int64_t(id[i])) +
-                " overlaps its parent's membrane mid-surface or a sibling compartment's "
-                "(each body's centre, and a compartment's mid-surface ball, must lie inside "
-                "its parent's mid-surface and outside its siblings')");
+                " intersects a membrane: a body's whole ball must lie in its parent's lumen "
+                "(distance from the parent's centre + radius <= r - q of the parent) and "
+                "off every sibling compartment (distance >= the sum of the radii)");
   }
 
   // The rules on the device and the reach the lists need for them.
@@ -599,10 +603,9 @@ struct Simulation::Impl {
           if (d.products != 1 || d.product_where[0] != uint8_t(Site::Where::on) ||
               d.product_compartment[0] != d.reactant[1])
             invalid(who + "a species and a compartment kind K react only as binding, \"S + K -> S' on K\"");
-          // The species' sphere must meet the membrane's shell when its centre is within
-          // the radius of the mid-surface: all of the reach on the species.
-          need(d.reactant[0], rule.radius - kr[std::size_t(d.reactant[0])] -
-                                  0.5 * kq[std::size_t(d.reactant[1])], -1, 0);
+          // The species' ball within the radius of the membrane's wall (its inner surface
+          // from the lumen, its outer surface from outside): all of the reach on the species.
+          need(d.reactant[0], rule.radius, -1, 0);
         } else {
           const double gap = rule.radius - kr[std::size_t(d.reactant[0])] - kr[std::size_t(d.reactant[1])];
           need(d.reactant[0], 0.5 * gap, d.reactant[1], 0.5 * gap);
@@ -634,8 +637,19 @@ struct Simulation::Impl {
               ((back.reactants[0].kind == uint32_t(d.product[0]) && back.reactants[1].kind == uint32_t(d.product[1])) ||
                (back.reactants[0].kind == uint32_t(d.product[1]) && back.reactants[1].kind == uint32_t(d.product[0]))))
             d.spread = back.radius;
-        // clear_at: compartments whose membrane passes within the spread of the reactant.
-        need(d.reactant[0], d.spread - kr[std::size_t(d.reactant[0])], -1, 0);
+        // clear_at: compartments whose ball meets a product's ball within the spread.
+        const double rp = std::max(kr[std::size_t(d.product[0])], kr[std::size_t(d.product[1])]);
+        need(d.reactant[0], d.spread + rp - kr[std::size_t(d.reactant[0])], -1, 0);
+      }
+      // A release from K's membrane ("in K" / "outside K"): the product's ball just off
+      // the wall, up to q_K / 2 + r_p from the reactant; clear_at looks for compartments
+      // meeting that ball.
+      for (int k = 0; k < d.products && d.reactants == 1 && !d.bud; ++k) {
+        const uint8_t w = d.product_where[k];
+        if ((w == uint8_t(Site::Where::in) || w == uint8_t(Site::Where::outside)) && d.product_compartment[k] >= 0)
+          need(d.reactant[0], 2 * kr[std::size_t(d.product[k])] +
+                                  0.5 * kq[std::size_t(d.product_compartment[k])] -
+                                  kr[std::size_t(d.reactant[0])], -1, 0);
       }
       rule_restructures.push_back(restructures);
       host.push_back(d);
@@ -812,8 +826,11 @@ struct Simulation::Impl {
     detail::EventList e = event_list(FusesInto{raw(fuse_into)});
     if (e.count == 0) return;
     for_each_slot(e.count, RuleOfFusion{r, e});
+    e.ghost_proteins = raw(ev_fits);
+    e.ghost_children = raw(ev_rank);
     for_each_slot(e.count, detail::FusionSetup{r, e});
     for_each_slot(used, detail::FusionCheck{r, e});
+    for_each_slot(e.count, detail::FusionGhost{e});
     for_each_slot(used, detail::FusionMove{r, e});
     for (int k = 0; k < 3; ++k) x[k].swap(x_next[k]);
     const detail::ReactionView moved = reaction_view(view());
@@ -899,27 +916,31 @@ struct Simulation::Impl {
       PhaseTimer timer(times.forces);
       forces(v);
     }
-    bool need_rebuild = false;
-    double step_bound = 0;
     {
       PhaseTimer timer(times.integrate);
       for_each_slot(used, detail::Propose{v});
-      const detail::StepBound b = thrust::transform_reduce(
-          nestsim::detail::policy(alloc), thrust::counting_iterator<uint32_t>(0),
-          thrust::counting_iterator<uint32_t>(used), detail::BoundOfBody{v}, detail::StepBound{},
-          detail::MaxStepBound{});
-      need_rebuild = !(b.from_built <= 0.5 * skin);
-      step_bound = b.step;
     }
-    last_step_bound = step_bound;
-    if (need_rebuild) {
-      // Lists at the old positions that stay valid whatever this step accepts. With an
-      // automatic skin shrunk for frequent events (event_skin), lists that the motion
-      // outlived in a step or two mean the skin should grow back.
-      double wanted = skin;
-      if (auto_skin() && step - built_at <= 2) wanted = std::min(base_skin, 2.0 * skin);
-      rebuild(std::max(wanted, 2.0 * step_bound * (1.0 + 1e-9) + 1e-300));
-      v = view();
+    keep_lists_valid(v);
+    if (soft_forces()) {  // Heun's corrector: forces at the predicted positions
+      detail::SlotView predicted = v;
+      {
+        PhaseTimer timer(times.forces);
+        detail::Predict p{v};
+        for (int k = 0; k < 3; ++k) p.x_pred[k] = raw(x_next[k]);
+        for_each_slot(used, p);
+        for (int k = 0; k < 3; ++k) {
+          predicted.x[k] = raw(x_next[k]);
+          predicted.force[k] = raw(force_pred[k]);
+        }
+        forces(predicted);
+      }
+      detail::SlotView corrector = v;
+      for (int k = 0; k < 3; ++k) corrector.force_pred[k] = raw(force_pred[k]);
+      {
+        PhaseTimer timer(times.integrate);
+        for_each_slot(used, detail::Propose{corrector});
+      }
+      keep_lists_valid(v);
     }
     {
       PhaseTimer timer(times.integrate);
@@ -931,6 +952,29 @@ struct Simulation::Impl {
     react();
     ++step;
     ++times.steps;
+  }
+
+  // Rebuilds the lists at the current positions when the proposed moves could take a
+  // body more than half the skin from where they were built; `v` is refreshed then.
+  void keep_lists_valid(detail::SlotView& v) {
+    detail::StepBound b;
+    {
+      PhaseTimer timer(times.integrate);
+      b = thrust::transform_reduce(nestsim::detail::policy(alloc),
+                                   thrust::counting_iterator<uint32_t>(0),
+                                   thrust::counting_iterator<uint32_t>(used),
+                                   detail::BoundOfBody{v}, detail::StepBound{},
+                                   detail::MaxStepBound{});
+    }
+    last_step_bound = b.step;
+    if (b.from_built <= 0.5 * skin) return;
+    // Lists at the old positions that stay valid whatever this step accepts. With an
+    // automatic skin shrunk for frequent events (event_skin), lists that the motion
+    // outlived in a step or two mean the skin should grow back.
+    double wanted = skin;
+    if (auto_skin() && step - built_at <= 2) wanted = std::min(base_skin, 2.0 * skin);
+    rebuild(std::max(wanted, 2.0 * b.step * (1.0 + 1e-9) + 1e-300));
+    v = view();
   }
 
   // The automatic skin (options.skin == 0) adapts to how long lists live. Events that

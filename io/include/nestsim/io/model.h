@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nestsim/io/scene_csv.h"  // InputError
+#include "nestsim/sim/time_step.h"
 
 namespace nestsim::io {
 
@@ -103,6 +104,8 @@ struct Model {
   bool solid = false;                  // collision: hollow (HSX, default) | solid (SSX)
 
   double dt = 0.1;              // time
+  Location dt_at;               // where the file gives dt (0: default)
+  sim::DtLimit dt_limit = sim::DtLimit::accurate;  // simulation.dt_limit
   uint64_t steps = 1000;        // total steps of the run
   uint64_t seed = 1;            // placement and dynamics
   uint64_t output_every = 100;  // steps between frames

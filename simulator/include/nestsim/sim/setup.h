@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "nestsim/sim/time_step.h"
+
 namespace nestsim::sim {
 
 // One kind of body. Compartment kinds and species share one list (the trajectory's
@@ -75,6 +77,7 @@ struct Setup {
   std::string length_unit = "nm", time_unit = "us";
 
   double dt = 0;            // time units
+  DtLimit dt_limit = DtLimit::accurate;  // the contact accuracy dt must keep (time_step.h)
   uint64_t steps = 0;       // total steps of the run
   uint64_t seed = 0;
   uint64_t output_every = 0;  // steps between trajectory frames

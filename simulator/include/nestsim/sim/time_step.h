@@ -1,0 +1,71 @@
+// The largest time step the engine accepts, from the stiffness of its soft contacts.
+//
+// Which pairs touch softly (simulation.h): two species (free or membrane-bound), and a
+// membrane-bound species with a compartment other than its own. Everything else that
+// involves a compartment is a hard wall (rejection), with no stiffness.
+//
+// For a soft pair of kinds a, b in contact, the overlap h relaxes per step by
+//     c = (D_a + D_b) / kT * k * dt        (k: interactions.repulsion)
+// (the relative coordinate of two bodies diffuses with D_a + D_b). The integrator is a
+// stochastic Heun step (predictor-corrector on the drift, one noise draw): it is stable
+// for c < 2 and samples a harmonic contact's Boltzmann distribution with a relative
+// variance error of (c^2/2) / (2 - c + c^2/2). For the one-sided harmonic repulsion,
+// measured (docs/validation.md, "contact statistics"): at c = 0.125 the energy per
+// overlapping pair is within 1% of Boltzmann and the number of overlapping pairs within
+// 0.5%; at c = 1 the energy is ~35% low. Hence two limits:
+//   accurate (default)  c <= 0.1: contact statistics within ~1% of Boltzmann;
+//   stable              c <= 1: stable, but contacts are only qualitatively right;
+//                       a user chooses it knowingly (`simulation.dt_limit: stable`).
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace nestsim::sim {
+
+enum class DtLimit { accurate, stable };
+
+inline constexpr double kAccurateContactStep = 0.1;
+inline constexpr double kStableContactStep = 1.0;
+
+inline double contact_step_limit(DtLimit limit) {
+  return limit == DtLimit::accurate ? kAccurateContactStep : kStableContactStep;
+}
+
+// What the rule needs of a kind.
+struct ContactKind {
+  bool compartment = false;
+  bool membrane = false;  // a membrane-bound species
+  double diffusion = 0;
+};
+
+// max (D_a + D_b) / kT * k over the pairs of kinds that touch softly: the contact step c
+// per unit of dt. 0 when nothing touches softly (any dt is accurate).
+inline double contact_rate(const std::vector<ContactKind>& kinds, double repulsion, double kT) {
+  double species = 0, membrane_species = -1, compartments = -1;
+  for (const ContactKind& k : kinds) {
+    if (k.compartment) {
+      compartments = std::max(compartments, k.diffusion);
+    } else {
+      species = std::max(species, k.diffusion);
+      if (k.membrane) membrane_species = std::max(membrane_species, k.diffusion);
+    }
+  }
+  bool any_species = false;
+  for (const ContactKind& k : kinds) any_species = any_species || !k.compartment;
+  double pair = any_species ? 2 * species : 0;
+  if (membrane_species >= 0 && compartments >= 0)
+    pair = std::max(pair, membrane_species + compartments);
+  return pair * repulsion / kT;
+}
+
+// The largest dt within `limit` (infinity when nothing touches softly).
+inline double max_dt(const std::vector<ContactKind>& kinds, double repulsion, double kT,
+                     DtLimit limit) {
+  const double rate = contact_rate(kinds, repulsion, kT);
+  if (!(rate > 0)) return std::numeric_limits<double>::infinity();
+  return contact_step_limit(limit) / rate;
+}
+
+}  // namespace nestsim::sim
