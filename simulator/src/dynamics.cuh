@@ -465,4 +465,26 @@ struct ApplyBound {
   }
 };
 
+// The periodic images: how many box edges each body's unwrapped position lies from its
+// wrapped one (H5MD's `image`: unwrapped = position + image * edge). Updated once per
+// step from the positions before and after it: a jump of more than half an edge is a
+// crossing (no body moves that far in one step: the lists' skin bounds a step, events
+// place bodies next to their reactants). A slot that holds a new body starts at 0.
+struct UpdateImage {
+  SlotView v;
+  const double* before[3] = {nullptr, nullptr, nullptr};
+  const int64_t* id_before = nullptr;  // null: no slot changed its body this step
+  int32_t* image[3] = {nullptr, nullptr, nullptr};
+  NESTSIM_HD void operator()(uint32_t i) const {
+    const bool fresh = v.empty(i) || (id_before && id_before[i] != v.id[i]);
+    NESTSIM_UNROLL for (int k = 0; k < 3; ++k) {
+      if (fresh) {
+        image[k][i] = 0;
+      } else if (k < v.dim && v.space.edge[k] > 0) {
+        image[k][i] += int32_t(std::floor((before[k][i] - v.x[k][i]) * v.space.inv_edge[k] + 0.5));
+      }
+    }
+  }
+};
+
 }  // namespace nestsim::sim::detail

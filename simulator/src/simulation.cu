@@ -87,12 +87,14 @@ class PhaseTimer {
 // Host copies of the slot arrays (the same fields as a Frame, in slot indices).
 struct HostSlots {
   std::vector<double> x[3], radius, thickness, diffusion;
+  std::vector<int32_t> image[3];
   std::vector<int64_t> id;
   std::vector<int32_t> kind, parent, membrane;
   std::vector<uint8_t> compartment;
 
   void resize(std::size_t n) {
     for (auto& c : x) c.assign(n, 0.0);
+    for (auto& c : image) c.assign(n, 0);
     radius.assign(n, 0.0);
     thickness.assign(n, 0.0);
     diffusion.assign(n, 0.0);
@@ -168,6 +170,10 @@ struct Simulation::Impl {
 
   thrust::device_vector<double> x[3], x_next[3], x_built[3], force[3], move[3], accepted[3];
   thrust::device_vector<double> force_pred[3];  // Heun's forces at the predicted positions
+  thrust::device_vector<int32_t> image[3];      // periodic images (UpdateImage)
+  // With reaction rules: the positions and ids at the start of the step, for the images.
+  thrust::device_vector<double> x_start[3];
+  thrust::device_vector<int64_t> id_start;
   thrust::device_vector<double> radius, thickness, diffusion;
   thrust::device_vector<int64_t> id;
   thrust::device_vector<int32_t> kind, parent, membrane;
@@ -368,6 +374,7 @@ struct Simulation::Impl {
       x_next[k] = x[k];
       x_built[k] = x[k];
       for (auto* v : {&force[k], &force_pred[k], &move[k], &accepted[k]}) v->assign(n, 0.0);
+      image[k].assign(h.image[k].begin(), h.image[k].end());
     }
     radius.assign(h.radius.begin(), h.radius.end());
     thickness.assign(h.thickness.begin(), h.thickness.end());
@@ -911,6 +918,16 @@ struct Simulation::Impl {
       rebuild(event_skin());
       lists_stale = false;
     }
+    const bool events_possible = !rules.empty();
+    if (events_possible) {  // the images need where each slot's body started the step
+      PhaseTimer timer(times.integrate);
+      for (int k = 0; k < 3; ++k) {
+        x_start[k].resize(x[k].size());
+        thrust::copy_n(thrust::device, x[k].begin(), used, x_start[k].begin());
+      }
+      id_start.resize(id.size());
+      thrust::copy_n(thrust::device, id.begin(), used, id_start.begin());
+    }
     detail::SlotView v = view();
     {
       PhaseTimer timer(times.forces);
@@ -948,10 +965,27 @@ struct Simulation::Impl {
       for_each_slot(used, detail::Apply{v});
       for_each_slot(used, detail::ApplyBound{v});
       for (int k = 0; k < 3; ++k) x[k].swap(x_next[k]);
+      if (!events_possible) update_images(x_next, nullptr);
     }
     react();
+    if (events_possible) {
+      PhaseTimer timer(times.integrate);
+      update_images(x_start, raw(id_start));
+    }
     ++step;
     ++times.steps;
+  }
+
+  // The periodic images after this step's moves and events (dynamics.cuh, UpdateImage).
+  void update_images(thrust::device_vector<double> (&before)[3], const int64_t* id_before) {
+    if (setup.boundary != Boundary::periodic) return;
+    detail::UpdateImage u{view()};
+    for (int k = 0; k < 3; ++k) {
+      u.before[k] = raw(before[k]);
+      u.image[k] = raw(image[k]);
+    }
+    u.id_before = id_before;
+    for_each_slot(used, u);
   }
 
   // Rebuilds the lists at the current positions when the proposed moves could take a
@@ -1072,6 +1106,10 @@ Frame Simulation::frame() const {
   for (int k = 0; k < 3; ++k) x[k] = m.x[k];
   f.position.resize(n);
   for (std::size_t i = 0; i < n; ++i) f.position[i] = {x[0][i], x[1][i], x[2][i]};
+  thrust::host_vector<int32_t> image[3];
+  for (int k = 0; k < 3; ++k) image[k] = m.image[k];
+  f.image.resize(n);
+  for (std::size_t i = 0; i < n; ++i) f.image[i] = {image[0][i], image[1][i], image[2][i]};
   thrust::host_vector<int64_t> id = m.id;
   thrust::host_vector<int32_t> kind = m.kind, parent = m.parent, membrane = m.membrane;
   thrust::host_vector<double> radius = m.radius, thickness = m.thickness;
@@ -1092,7 +1130,8 @@ void Simulation::restore(const Frame& f) {
   Impl& m = *impl_;
   const std::size_t n = f.position.size();
   if (f.id.size() != n || f.kind.size() != n || f.radius.size() != n ||
-      f.thickness.size() != n || f.parent.size() != n || f.membrane.size() != n)
+      f.thickness.size() != n || f.parent.size() != n || f.membrane.size() != n ||
+      !(f.image.empty() || f.image.size() == n))
     invalid("restore: the frame's arrays differ in length");
   if (n >= (std::size_t(1) << 31)) invalid("restore: capacity must be < 2^31 slots");
   std::unordered_map<int64_t, int32_t> slot_of;
@@ -1114,6 +1153,8 @@ void Simulation::restore(const Frame& f) {
   for (std::size_t i = 0; i < n; ++i) {
     if (f.id[i] < 0) continue;
     for (int k = 0; k < 3; ++k) h.x[k][i] = k < m.setup.dim ? f.position[i][std::size_t(k)] : 0.0;
+    if (!f.image.empty())
+      for (int k = 0; k < 3; ++k) h.image[k][i] = f.image[i][std::size_t(k)];
     h.id[i] = f.id[i];
     h.kind[i] = f.kind[i];
     h.radius[i] = f.radius[i];

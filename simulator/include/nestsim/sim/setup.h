@@ -102,7 +102,10 @@ struct Setup {
 struct Frame {
   uint64_t step = 0;
   double time = 0;
-  std::vector<std::array<double, 3>> position;
+  std::vector<std::array<double, 3>> position;  // wrapped into the box when periodic
+  // Periodic images: the unwrapped position is position + image * box (per axis); empty
+  // when unknown (then restore() starts every body at image 0).
+  std::vector<std::array<int32_t, 3>> image;
   std::vector<int64_t> id;
   std::vector<int32_t> kind;
   std::vector<double> radius, thickness;
