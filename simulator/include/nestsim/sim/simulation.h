@@ -11,30 +11,35 @@
 // The model, per step of length dt (details and reasons in simulator/src/dynamics.cuh):
 //  - Precision: double everywhere on the device, so a Frame (double) holds the full state
 //    and restore() continues bitwise.
-//  - Euler-Maruyama: a body's own move is dx = (D / kT) F dt + sqrt(2 D dt) xi, xi from
-//    Philox4x32-10 keyed by (seed, step, body id, purpose) with Box-Muller normals.
+//  - Brownian dynamics with a stochastic Heun step: a body's own move is
+//    dx = (D / kT) dt (F(x) + F(x*)) / 2 + sqrt(2 D dt) xi, where x* = x + (D / kT) dt F(x)
+//    + sqrt(2 D dt) xi is the predictor (the same xi), xi from Philox4x32-10 keyed by
+//    (seed, step, body id, purpose) with Box-Muller normals. Free bodies diffuse exactly;
+//    a harmonic contact is sampled to second order in its contact step (time_step.h,
+//    which also gives the largest dt the engine accepts).
 //  - F: harmonic excluded volume, k h for an overlap h, gathered per body over its HSX
-//    neighbour list in ascending neighbour order (no atomics: bitwise reproducible).
-//    Solid-solid: h = r_i + r_j - d. A body and a compartment that contains it (is in its
-//    parent chain): h = d + r_i - (r_C - q_C), pushing it back into the lumen. A body and
-//    a compartment it is outside of: h = r_i + r_C - d. A membrane-bound body and its own
-//    membrane: no force. Pairs are filtered by exact distance, so list entries that the
-//    skin adds contribute exactly nothing.
-//  - Impermeability, exactly, by rejection. The side of a membrane is defined at its
-//    mid-surface m_C = r_C - q_C / 2. A proposed own move of body i (parent P) is
-//    rejected when, relative to P, it would leave the ball |x - x_P| + s_i < m_P, or
-//    when its ball of radius s_i would reach into the ball of a sibling (same parent)
-//    compartment j, |x_i - x_j| >= s_i + s_j, tested against both the old and the
-//    proposed position of j; s = m for a compartment, 0 for a protein. Whatever moves
-//    its neighbours' tests accept or reject, every invariant then holds, and a body's
-//    centre is on the inner side of exactly the compartments in its parent chain.
+//    neighbour list in ascending neighbour order (no atomics: bitwise reproducible). Soft
+//    pairs: two species (free or membrane-bound), h = r_i + r_j - d; a membrane-bound
+//    species and a compartment other than its own membrane, h = r_i + r_C - d outside
+//    it, or d + r_i - (r_C - q_C) where it reaches through C's inner surface. A
+//    compartment feels no force from the bodies it carries (its contents cannot drive
+//    it). Pairs are filtered by exact distance, so list entries that the skin adds
+//    contribute exactly nothing.
+//  - Membranes are hard walls, by rejection: the HSX relation itself (equations 1-3 of
+//    the HSX paper) holds between a free body and every compartment. A proposed own
+//    move of body i (parent P) is rejected when, relative to P, its ball would leave P's
+//    lumen (|x - x_P| + r_i <= r_P - q_P), or when it would meet the ball of a sibling
+//    (same parent) that is a compartment or has one as i, |x_i - x_j| >= r_i + r_j,
+//    tested against both the old and the proposed position of j. Whatever moves its
+//    neighbours' tests accept or reject, every invariant then holds.
 //  - Carrying: a body's displacement is its own accepted move plus those of every
 //    compartment in its parent chain (contents move with their compartment).
 //  - Membrane-bound bodies (membrane = C): tangential diffusion, then projected onto the
-//    sphere of radius m_C around C's moved centre; their parent is C's parent.
-//  - Box: periodic (wrapped into [0, box), minimum image) or reflective (top-level
-//    bodies reflected at the walls so that a compartment's mid-surface ball, and hence
-//    its contents, stays in the box).
+//    sphere of radius m_C = r_C - q_C / 2 around C's moved centre; their parent is C's
+//    parent.
+//  - Box: periodic (wrapped into [0, box), minimum image; Frame::image counts the
+//    crossings) or reflective (top-level bodies reflected at the walls so that their
+//    whole ball, and hence a compartment's contents, stays in the box).
 //  - Neighbour lists: the HSX pair finder with a Verlet skin, rebuilt when a bound on
 //    the distance of any body from its position at the last build could exceed half
 //    the skin. The trajectory does not depend on when the lists are rebuilt.
