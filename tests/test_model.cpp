@@ -6,10 +6,12 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 
 #include "nestsim/io/model.h"
 #include "nestsim/io/placement.h"
+#include "nestsim/io/rates.h"
 
 using namespace nestsim;
 using nestsim::io::ModelError;
@@ -20,7 +22,7 @@ namespace {
 const std::string base_model = R"(nestsim: 1
 units: {length: nm, time: us}
 box: {size: [400, 400, 400], boundary: periodic}
-simulation: {dt: 0.1, steps: 10, seed: 7, output: {every: 5, file: t.h5}}
+simulation: {dt: 5e-5, steps: 10, seed: 7, output: {every: 5, file: t.h5}}
 compartments:
   cell: {radius: 150, thickness: 8, diffusion: 0}
   ves: {radius: 20, thickness: 4, diffusion: 1}
@@ -150,7 +152,7 @@ TEST_CASE("the base model loads with its values and defaults") {
   const io::Model m = io::parse_model(base_model, "model.yaml");
   CHECK(m.box == std::array<double, 3>{400, 400, 400});
   CHECK(m.periodic);
-  CHECK(m.dt == 0.1);
+  CHECK(m.dt == 5e-5);
   CHECK(m.steps == 10);
   CHECK(m.seed == 7);
   CHECK(m.output_every == 5);
@@ -169,9 +171,10 @@ TEST_CASE("the base model loads with its values and defaults") {
   CHECK(m.text == base_model);
 
   const io::Model minimal = io::parse_model(
-      "nestsim: 1\nbox: {size: [10, 10, 10]}\nspecies: {a: {radius: 1, diffusion: 2}}\n"
+      "nestsim: 1\nbox: {size: [10, 10, 10]}\nspecies: {a: {radius: 1, diffusion: 0.04}}\n"
       "place: [{species: a, at: [5, 5, 5]}]\n",
       "min.yaml");
+  CHECK(minimal.dt == 0.1);
   CHECK(minimal.units.length == "nm");
   CHECK(minimal.units.time == "us");
   CHECK(minimal.periodic);
@@ -347,7 +350,7 @@ TEST_CASE("load_model reads a file and names it in errors") {
     io::load_model(path);
     FAIL("no error");
   } catch (const ModelError& e) {
-    CHECK(std::string(e.what()).rfind(path + ":9:31: species.lig.diffusion: expected a number >= 0 or stokes-einstein, got 'fast'", 0) == 0);
+    CHECK(std::string(e.what()).rfind(path + ":9:31: species.lig.diffusion: expected a number >= 0, stokes-einstein or saffman-delbruck, got 'fast'", 0) == 0);
   }
   std::remove(path.c_str());
   try {
@@ -434,12 +437,12 @@ TEST_CASE("placement is a function of the seed") {
 }
 
 TEST_CASE("capacity") {
-  const std::string text = with_line(4, "simulation: {capacity: 1000}");
+  const std::string text = with_line(4, "simulation: {dt: 5e-5, capacity: 1000}");
   CHECK(io::make_setup(io::parse_model(text, "m.yaml")).capacity == 1000);
   CHECK(io::default_capacity(10) == 74);
   CHECK(io::default_capacity(1000) == 2000);
   CHECK_THROWS_WITH_AS(
-      io::make_setup(io::parse_model(with_line(4, "simulation: {capacity: 10}"), "m.yaml")),
+      io::make_setup(io::parse_model(with_line(4, "simulation: {dt: 5e-5, capacity: 10}"), "m.yaml")),
       doctest::Contains("simulation.capacity"), ModelError);
 }
 
@@ -459,6 +462,7 @@ TEST_CASE("units and Stokes-Einstein") {
   const std::string model = R"(nestsim: 1
 units: {length: um, time: ms}
 box: {size: [1, 1, 1]}
+simulation: {dt: 0.001}
 medium: {temperature: 300, viscosity: 0.001}
 species:
   a: {radius: 0.002, diffusion: stokes-einstein}
@@ -480,6 +484,147 @@ box: {size: [1, 1, 1]}
 medium: {temperature: -3}
 )",
                3, "-3", "medium.temperature", "expected a number > 0");
+}
+
+TEST_CASE("the default medium is water at 37 C, with lipid bilayers") {
+  const io::Medium medium;
+  CHECK(medium.temperature == 310);
+  CHECK(medium.viscosity == 0.00069);
+  CHECK(medium.membrane_viscosity == 0.1);
+  CHECK(medium.membrane_thickness_in(io::Units{"nm", "us"}) == doctest::Approx(4));
+  CHECK(medium.membrane_thickness_in(io::Units{"um", "us"}) == doctest::Approx(0.004));
+  // Stokes-Einstein in it, r = 2 nm: 1.380649e-23 x 310 / (6 pi 0.00069 2e-9) m^2/s.
+  const std::string model = R"(nestsim: 1
+box: {size: [100, 100, 100]}
+interactions: {repulsion: 0}
+medium: {}
+species:
+  a: {radius: 2}
+place: [{species: a, at: [50, 50, 50]}]
+)";
+  const io::Model m = io::parse_model(model, "m.yaml");
+  CHECK(io::diffusion_of(m.kinds[0], m) == doctest::Approx(164.53745178191664).epsilon(1e-12));
+}
+
+TEST_CASE("Saffman-Delbrueck for membrane species") {
+  // kB T / (4 pi mu_m h) (ln(mu_m h / (mu a)) - gamma), hand-computed in SI.
+  const auto sd = [](double a, double temperature, double mu, double mu_m, double h) {
+    return 1.380649e-23 * temperature / (4 * M_PI * mu_m * h) *
+           (std::log(mu_m * h / (mu * a)) - 0.57721566490153286);
+  };
+  // Defaults, a = 3 nm: 3.99064 um^2/s = 3.99064 nm^2/us.
+  CHECK(sd(3e-9, 310, 0.00069, 0.1, 4e-9) * 1e12 == doctest::Approx(3.9906377036002).epsilon(1e-12));
+  io::Units nm_us{"nm", "us"}, um_ms{"um", "ms"};
+  CHECK(io::saffman_delbruck(3, 310, 0.00069, 0.1, 4, nm_us) ==
+        doctest::Approx(3.9906377036002).epsilon(1e-12));
+  CHECK(io::saffman_delbruck(0.002, 300, 1e-3, 0.2, 0.005, um_ms) ==
+        doctest::Approx(sd(2e-9, 300, 1e-3, 0.2, 5e-9) * 1e9).epsilon(1e-12));
+  CHECK(io::saffman_delbruck(0.002, 300, 1e-3, 0.2, 0.005, um_ms) ==
+        doctest::Approx(0.001858116507495217).epsilon(1e-12));
+  // The formula needs ln(mu_m h / (mu a)) > gamma.
+  CHECK_THROWS_AS(io::saffman_delbruck(3, 310, 0.00069, 0.001, 1, nm_us), std::domain_error);
+
+  const std::string model = R"(nestsim: 1
+units: {length: nm, time: us}
+box: {size: [400, 400, 400]}
+interactions: {repulsion: 0}
+medium: {}
+compartments:
+  cell: {radius: 150, thickness: 8, diffusion: 0}
+species:
+  free: {radius: 2}
+  auto: {radius: 3, membrane: true}
+  sd: {radius: 3, membrane: true, diffusion: saffman-delbruck}
+  se: {radius: 3, membrane: true, diffusion: stokes-einstein}
+  se_visc: {radius: 3, membrane: true, diffusion: stokes-einstein, viscosity: 0.069}
+  given: {radius: 3, membrane: true, diffusion: 1}
+place: [{compartment: cell, at: [200, 200, 200]}]
+)";
+  SUBCASE("which formula each kind gets") {
+    const io::Model m = io::parse_model(model, "sd.yaml");
+    const sim::Setup s = io::make_setup(m);
+    REQUIRE(s.kinds.size() == 7);
+    CHECK(s.kinds[1].diffusion == doctest::Approx(164.53745178191664).epsilon(1e-12));  // SE
+    CHECK(s.kinds[2].diffusion == doctest::Approx(3.9906377036002).epsilon(1e-12));  // SD: default
+    CHECK(s.kinds[3].diffusion == doctest::Approx(3.9906377036002).epsilon(1e-12));  // SD: asked
+    CHECK(s.kinds[4].diffusion == doctest::Approx(164.53745178191664 * 2 / 3).epsilon(1e-12));
+    CHECK(s.kinds[5].diffusion == doctest::Approx(1.6453745178191664 * 2 / 3).epsilon(1e-12));
+    CHECK(s.kinds[6].diffusion == 1);
+    CHECK(io::uses_saffman_delbruck(m.kinds[2]));
+    CHECK(io::uses_saffman_delbruck(m.kinds[3]));
+    CHECK(!io::uses_saffman_delbruck(m.kinds[1]));
+    CHECK(!io::uses_saffman_delbruck(m.kinds[4]));
+    CHECK(!io::uses_saffman_delbruck(m.kinds[6]));
+  }
+  SUBCASE("the medium's membrane keys, in the model's length unit") {
+    std::string text = model;
+    text.replace(text.find("medium: {}"), 10,
+                 "medium: {temperature: 300, viscosity: 0.001, membrane_viscosity: 0.2, "
+                 "membrane_thickness: 5}");
+    const io::Model m = io::parse_model(text, "sd.yaml");
+    CHECK(m.medium.membrane_viscosity == 0.2);
+    REQUIRE(m.medium.membrane_thickness);
+    CHECK(*m.medium.membrane_thickness == 5);
+    CHECK(io::diffusion_of(m.kinds[2], m) ==
+          doctest::Approx(sd(3e-9, 300, 1e-3, 0.2, 5e-9) * 1e12).epsilon(1e-12));
+  }
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = model;
+    text.replace(text.find(from), from.size(), to);
+    return text;
+  };
+  SUBCASE("saffman-delbruck on a free species or a compartment") {
+    const std::string text = with("  free: {radius: 2}", "  free: {radius: 2, diffusion: saffman-delbruck}");
+    expect_error(text, 9, "saffman", "species.free.diffusion",
+                 "saffman-delbruck is for membrane species (membrane: true); a free species "
+                 "takes stokes-einstein or a number");
+    expect_error(with("diffusion: 0}", "diffusion: saffman-delbruck}"), 7, "saffman",
+                 "compartments.cell.diffusion", "saffman-delbruck is for membrane species");
+  }
+  SUBCASE("a radius too large for the formula") {
+    const std::string thin = with("medium: {}", "medium: {membrane_viscosity: 0.001, membrane_thickness: 1}");
+    // mu_m h / (mu e^gamma) = 1e-12 / (0.00069 x 1.781) m = 0.814 nm < 3 nm.
+    expect_error(thin, 10, "{", "species.auto.diffusion",
+                 "Saffman-Delbrueck needs ln(mu_m h / (mu a)) > gamma = 0.5772, that is a "
+                 "radius below 0.813709 nm");
+    std::string asked = thin;
+    asked.replace(asked.find("  auto: {radius: 3, membrane: true}\n"), 36, "");
+    expect_error(asked, 10, "saffman", "species.sd.diffusion", "radius 3 is too large for it");
+  }
+  SUBCASE("a kind's viscosity is for Stokes-Einstein") {
+    expect_error(with("auto: {radius: 3, membrane: true}", "auto: {radius: 3, membrane: true, viscosity: 0.1}"),
+                 10, "0.1", "species.auto.viscosity",
+                 "a kind's viscosity is the 3D viscosity of Stokes-Einstein");
+  }
+  SUBCASE("medium keys") {
+    expect_error(with("medium: {}", "medium: {membrane_viscosity: 0}"), 5, "0}",
+                 "medium.membrane_viscosity", "expected a number > 0, got '0'");
+    expect_error(with("medium: {}", "medium: {membrane_thickness: -4}"), 5, "-4",
+                 "medium.membrane_thickness", "expected a number > 0, got '-4'");
+    expect_error(with("medium: {}", "medium: {membrane: 1}"), 5, "membrane:", "medium.membrane",
+                 "unknown key (expected one of: membrane_thickness, membrane_viscosity, "
+                 "temperature, viscosity)");
+  }
+  SUBCASE("a model built in code") {
+    io::Model m = io::parse_model(model, "sd.yaml");
+    m.kinds[1].derive = io::KindSpec::Derive::saffman_delbruck;  // `free`
+    CHECK_THROWS_WITH_AS(io::validate(m),
+                         doctest::Contains("species.free.diffusion: saffman-delbruck is for "
+                                           "membrane species"),
+                         ModelError);
+    m = io::parse_model(model, "sd.yaml");
+    m.kinds[2].viscosity = 0.1;
+    CHECK_THROWS_WITH_AS(io::validate(m), doctest::Contains("species.auto.viscosity"), ModelError);
+    m = io::parse_model(model, "sd.yaml");
+    m.medium.membrane_thickness = 0.5;
+    m.medium.membrane_viscosity = 0.001;
+    CHECK_THROWS_WITH_AS(io::validate(m), doctest::Contains("species.auto.diffusion: Saffman-Delbrueck needs"),
+                         ModelError);
+    m = io::parse_model(model, "sd.yaml");
+    m.medium.membrane_viscosity = -1;
+    CHECK_THROWS_WITH_AS(io::validate(m), doctest::Contains("medium: expected membrane_viscosity > 0"),
+                         ModelError);
+  }
 }
 
 // --- reactions ---------------------------------------------------------------------
@@ -516,6 +661,7 @@ reactions:
   - name: release
     rule: "ligand_bound on cell -> ligand in cell"
     rate: 7
+simulation: {dt: 5e-5}
 )";
 
 // reaction_model with line `line` (1-based) replaced by `text`.
@@ -630,7 +776,8 @@ TEST_CASE("reactions parse into the Setup's rules") {
 
   SUBCASE("no reactions section, or an empty one") {
     CHECK(io::make_setup(io::parse_model(base_model, "model.yaml")).reactions.empty());
-    const std::string text = reaction_model.substr(0, reaction_model.find("reactions:"));
+    const std::string text =
+        reaction_model.substr(0, reaction_model.find("reactions:")) + "simulation: {dt: 5e-5}\n";
     CHECK(io::parse_model(text, "model.yaml").reactions.empty());
     CHECK(io::parse_model(text + "reactions: []\n", "model.yaml").reactions.empty());
   }
@@ -666,7 +813,7 @@ TEST_CASE("reaction errors name file, line, column and key") {
   }
   SUBCASE("unknown key") {
     expect_error(with_reaction(19, "  - {name: d, rule: \"ligand -> 0\", rate: 1, k: 2}"), 19,
-                 "k:", "reactions[0].k", "unknown key (expected one of: name, radius, rate, rule)");
+                 "k:", "reactions[0].k", "unknown key (expected one of: kon, name, radius, rate, rule)");
   }
   SUBCASE("missing name, rule, rate") {
     expect_error(with_reaction(19, "  - {rule: \"ligand -> 0\", rate: 1}"), 19, "{",
@@ -689,7 +836,9 @@ TEST_CASE("reaction errors name file, line, column and key") {
     expect_error(with_reaction(19, "  - {name: d, rule: \"ligand -> 0\", rate: -1}"), 19, "-1",
                  "reactions[0].rate", "expected a number >= 0, got '-1'");
     expect_error(with_reaction(19, "  - {name: d, rule: \"ligand -> 0\", rate: fast}"), 19,
-                 "fast", "reactions[0].rate", "expected a number, got 'fast'");
+                 "fast", "reactions[0].rate",
+                 "expected a number (per time unit of the model) or a number with a time unit, "
+                 "e.g. '0.5 /s' (/s, /ms, /us, /ns; also 1/s, s^-1), got 'fast'");
     expect_error(
         with_reaction(19, "  - {name: d, rule: \"ligand + dimer -> 0\", rate: 1, radius: 0}"),
         19, "0}", "reactions[0].radius", "expected a number > 0, got '0'");
@@ -833,4 +982,188 @@ TEST_CASE("validate checks reactions of a model built in code") {
   m.reactions[0] = x;
   m.reactions[0].rate = -1;
   CHECK_THROWS_WITH_AS(io::validate(m), doctest::Contains("reactions[0].rate"), ModelError);
+}
+
+// --- rates with units and kon ------------------------------------------------------
+
+TEST_CASE("rates with a time unit convert to the model's time unit") {
+  // Line 19: a rule with one reactant; line 25: `dimerise`, two (the Doi rate).
+  const auto degradation = [](const std::string& rate) {
+    return with_reaction(19, "  - {name: degradation, rule: \"ligand in lysosome -> 0\", rate: " +
+                                 rate + "}");
+  };
+  const auto rate_of = [](const std::string& text, std::size_t rule) {
+    return io::make_setup_without_bodies(io::parse_model(text, "model.yaml")).reactions.at(rule).rate;
+  };
+  // The model's time unit is us.
+  CHECK(rate_of(degradation("0.5 /s"), 0) == doctest::Approx(5e-7).epsilon(1e-14));
+  CHECK(rate_of(degradation("0.5/s"), 0) == doctest::Approx(5e-7).epsilon(1e-14));
+  CHECK(rate_of(degradation("0.5 1/s"), 0) == doctest::Approx(5e-7).epsilon(1e-14));
+  CHECK(rate_of(degradation("0.5 s^-1"), 0) == doctest::Approx(5e-7).epsilon(1e-14));
+  CHECK(rate_of(degradation("\"0.5 /s\""), 0) == doctest::Approx(5e-7).epsilon(1e-14));
+  CHECK(rate_of(degradation("2 /ms"), 0) == doctest::Approx(2e-3).epsilon(1e-14));
+  CHECK(rate_of(degradation("3 /us"), 0) == 3);
+  CHECK(rate_of(degradation("4 /ns"), 0) == doctest::Approx(4000).epsilon(1e-14));
+  CHECK(rate_of(degradation("1.5"), 0) == 1.5);  // a bare number: per model time unit
+  CHECK(rate_of(with_reaction(25, "  - {name: dimerise, rule: monomer + monomer -> dimer, "
+                                  "rate: 20 /ms, radius: 5}"),
+                6) == doctest::Approx(0.02).epsilon(1e-14));
+  // Another model time unit: ms.
+  const std::string ms = "nestsim: 1\nunits: {time: ms}";
+  std::string text = degradation("0.5 /s");
+  text.replace(0, 10, ms);
+  CHECK(rate_of(text, 0) == doctest::Approx(5e-4).epsilon(1e-14));
+
+  // What the file gave is kept, and printed by `nestsim run`.
+  const io::Model m = io::parse_model(degradation("0.5 /s"), "model.yaml");
+  CHECK(m.reactions[0].given == 0.5);
+  CHECK(m.reactions[0].given_unit == "/s");
+  CHECK(m.reactions[0].rate_at.line == 19);
+  CHECK(m.reactions[0].rate_at.column == 64);
+  CHECK(!m.reactions[0].kon);
+  CHECK(io::describe_rate(m.reactions[0], m) == "degradation: rate 0.5 /s = 5e-07 /us");
+  CHECK(io::describe_rate(m.reactions[1], m).empty());  // a bare number
+  const io::Model two = io::parse_model(
+      with_reaction(25, "  - {name: dimerise, rule: monomer + monomer -> dimer, rate: 20 /ms, radius: 5}"),
+      "model.yaml");
+  CHECK(io::describe_rate(two.reactions[6], two) ==
+        "dimerise: rate 20 /ms = 0.02 /us (Doi rate at radius 5 nm)");
+}
+
+TEST_CASE("kon: a macroscopic rate constant converted to the Doi rate") {
+  const auto dimerise = [](const std::string& kon) {
+    return with_reaction(25, "  - {name: dimerise, rule: monomer + monomer -> dimer, kon: " + kon +
+                                 ", radius: 5}");
+  };
+  // monomer + monomer: D = 80 + 80 nm^2/us, sigma = 5 nm; 1 /M/s = 1.66054e-6 nm^3/us.
+  const double D = 160, sigma = 5, molar = 1.6605390671738467e-6;
+  struct Case {
+    std::string text;
+    double kon;  // nm^3/us
+  };
+  for (const Case& c : {Case{"1e6 /M/s", 1e6 * molar}, Case{"1e6/M/s", 1e6 * molar},
+                        Case{"1e6 1/M/s", 1e6 * molar}, Case{"1e6 M^-1 s^-1", 1e6 * molar},
+                        Case{"1e3 /M/ms", 1e6 * molar}, Case{"2.5 nm^3/us", 2.5},
+                        Case{"2.5e6 nm^3/s", 2.5}, Case{"2.5e-3 um^3/s", 2.5e-3 * 1e9 * 1e-6},
+                        Case{"3 nm^3 us^-1", 3}, Case{"\"1e6 /M/s\"", 1e6 * molar}}) {
+    CAPTURE(c.text);
+    const io::Model m = io::parse_model(dimerise(c.text), "model.yaml");
+    const io::ReactionSpec& x = m.reactions[6];
+    REQUIRE(x.kon);
+    CHECK(*x.kon == doctest::Approx(c.kon).epsilon(1e-12));
+    CHECK(io::reactant_diffusion(x, m) == D);
+    const double lambda = io::doi_rate_from_kon(c.kon, D, sigma);
+    CHECK(io::reaction_rate(x, m) == doctest::Approx(lambda).epsilon(1e-12));
+    CHECK(io::make_setup_without_bodies(m).reactions[6].rate ==
+          doctest::Approx(lambda).epsilon(1e-12));
+    CHECK(io::erban_chapman_rate(lambda, D, sigma) == doctest::Approx(c.kon).epsilon(1e-12));
+  }
+  // 1e6 /M/s at sigma 5 nm, D 160 nm^2/us: lambda = 0.00317202474153403 /us (a 30-digit
+  // root of Erban-Chapman, mpmath), ~lambda (4/3) pi sigma^3 = kon: reaction-limited.
+  const io::Model m = io::parse_model(dimerise("1e6 /M/s"), "model.yaml");
+  CHECK(io::reaction_rate(m.reactions[6], m) ==
+        doctest::Approx(0.00317202474153403468).epsilon(1e-12));
+  CHECK(m.reactions[6].given == 1e6);
+  CHECK(m.reactions[6].given_unit == "/M/s");
+  CHECK(m.reactions[6].rate_at.line == 25);
+  CHECK(io::describe_rate(m.reactions[6], m) ==
+        "dimerise: kon 1e+06 /M/s = 1.66054 nm^3/us -> Doi rate 0.00317202 /us at radius 5 nm "
+        "(D_A + D_B = 160 nm^2/us)");
+  // kon 0 keeps the rule but never fires it.
+  const io::Model zero = io::parse_model(dimerise("0 /M/s"), "model.yaml");
+  CHECK(io::reaction_rate(zero.reactions[6], zero) == 0);
+}
+
+TEST_CASE("rate and kon errors are located") {
+  const auto entry = [](int line, const std::string& name, const std::string& rule,
+                        const std::string& rest) {
+    return with_reaction(line, "  - {name: " + name + ", rule: \"" + rule + "\", " + rest + "}");
+  };
+  const auto dimerise = [&](const std::string& rest) {
+    return entry(25, "dimerise", "monomer + monomer -> dimer", rest);
+  };
+  const auto degradation = [&](const std::string& rest) {
+    return entry(19, "degradation", "ligand in lysosome -> 0", rest);
+  };
+  SUBCASE("rate with a unit") {
+    expect_error(degradation("rate: 5 /min"), 19, "5 /min", "reactions[0].rate",
+                 "unknown unit '/min': expected a number (per time unit of the model)");
+    expect_error(degradation("rate: -1 /s"), 19, "-1", "reactions[0].rate",
+                 "expected a rate >= 0, got '-1 /s'");
+    expect_error(degradation("rate: 1e6 /M/s"), 19, "1e6", "reactions[0].rate",
+                 "'/M/s' is the unit of a bimolecular rate constant: give it as kon:");
+    expect_error(degradation("rate: /s"), 19, "/s", "reactions[0].rate", "expected a number");
+  }
+  SUBCASE("kon and rate: exactly one") {
+    expect_error(dimerise("rate: 1, kon: 1e6 /M/s, radius: 5"), 25, "1e6", "reactions[6].kon",
+                 "give either rate: (the Doi rate per pair in reach) or kon:");
+    expect_error(dimerise("radius: 5"), 25, "{", "reactions[6].rate", "missing");
+  }
+  SUBCASE("kon: two reactants, with a rate constant's unit") {
+    expect_error(degradation("kon: 1e6 /M/s"), 19, "1e6", "reactions[0].kon",
+                 "kon: is the rate constant of a rule with two reactants");
+    expect_error(dimerise("kon: 5, radius: 5"), 25, "5,", "reactions[6].kon",
+                 "expected a number with a unit: per molar per time ('1e6 /M/s'");
+    expect_error(dimerise("kon: 5 /s, radius: 5"), 25, "5 /s", "reactions[6].kon",
+                 "'/s' is the unit of a rate per time: the Doi rate is given as rate:");
+    expect_error(dimerise("kon: 5 /mM/s, radius: 5"), 25, "5 /mM/s", "reactions[6].kon",
+                 "unknown unit '/mM/s'");
+    expect_error(dimerise("kon: -5 /M/s, radius: 5"), 25, "-5", "reactions[6].kon",
+                 "expected a rate constant >= 0, got '-5 /M/s'");
+    expect_error(dimerise("kon: 1e6 /M/s"), 25, "{", "reactions[6].radius", "missing");
+  }
+  SUBCASE("kon: only for two free species") {
+    // Binding to a compartment's membrane, fusion, a membrane species.
+    expect_error(entry(21, "capture", "ligand + cell -> ligand_bound on cell",
+                       "kon: 1e6 /M/s, radius: 3"),
+                 21, "1e6", "reactions[2].kon",
+                 "'cell' is a compartment kind, which reacts across its membrane's surface "
+                 "(binding, fusion), not within a ball: give the rate per pair in reach with rate:");
+    expect_error(entry(21, "fusion", "lysosome + lysosome -> lysosome", "kon: 1e6 /M/s, radius: 3"),
+                 21, "1e6", "reactions[2].kon", "'lysosome' is a compartment kind");
+    expect_error(entry(20, "binding", "ligand outside cell + receptor on cell -> complex on cell",
+                       "kon: 1e6 /M/s, radius: 4"),
+                 20, "1e6", "reactions[1].kon",
+                 "'receptor' is a membrane species: it moves in 2D and its membrane hides part "
+                 "of the reaction ball, so no kon converts exactly: give the Doi rate with rate:");
+  }
+  SUBCASE("kon at or above the diffusion limit 4 pi D sigma") {
+    // D = 160 nm^2/us, sigma = 5 nm: 10053.1 nm^3/us = 6.05412e+09 /M/s.
+    expect_error(dimerise("kon: 1e10 /M/s, radius: 5"), 25, "1e10", "reactions[6].kon",
+                 "kon 1e+10 /M/s = 16605.4 nm^3/us is at or above the diffusion limit 4 pi D "
+                 "sigma = 10053.1 nm^3/us = 6.05412e+09 /M/s (D = D_A + D_B = 160 nm^2/us, "
+                 "radius 5 nm): no Doi rate reaches it");
+    // In the unit given: 1 um^3/s = 1e9 nm^3 / 1e6 us = 1000 nm^3/us.
+    expect_error(dimerise("kon: 10.0531 um^3/s, radius: 5"), 25, "10.0531", "reactions[6].kon",
+                 "kon 10.0531 um^3/s = 10053.1 nm^3/us is at or above the diffusion limit "
+                 "4 pi D sigma = 10053.1 nm^3/us = 10.0531 um^3/s");
+    // Just below it: accepted, a large Doi rate.
+    const io::Model m = io::parse_model(dimerise("kon: 10053 nm^3/us, radius: 5"), "model.yaml");
+    CHECK(io::reaction_rate(m.reactions[6], m) > 1e3);
+  }
+  SUBCASE("a model built in code") {
+    io::Model m = io::parse_model(reaction_model, "model.yaml");
+    m.reactions[6].kon = 1.0;  // dimerise, nm^3/us
+    CHECK(io::reaction_rate(m.reactions[6], m) ==
+          doctest::Approx(io::doi_rate_from_kon(1.0, 160, 5)).epsilon(1e-12));
+    CHECK(io::describe_rate(m.reactions[6], m).rfind("dimerise: kon 1 nm^3/us -> Doi rate ", 0) == 0);
+    m.reactions[6].kon = 2e4;
+    CHECK_THROWS_WITH_AS(io::validate(m),
+                         doctest::Contains("reactions[6].kon: kon 20000 nm^3/us is at or above "
+                                           "the diffusion limit 4 pi D sigma = 10053.1 nm^3/us "
+                                           "(D = D_A + D_B = 160 nm^2/us, radius 5 nm)"),
+                         ModelError);
+    m.reactions[6].kon = -1;
+    CHECK_THROWS_WITH_AS(io::validate(m), doctest::Contains("reactions[6].kon: expected a rate constant >= 0"),
+                         ModelError);
+    m = io::parse_model(reaction_model, "model.yaml");
+    m.reactions[1].kon = 1.0;  // binding: a membrane species
+    CHECK_THROWS_WITH_AS(io::validate(m), doctest::Contains("reactions[1].kon: kon: converts"),
+                         ModelError);
+    m = io::parse_model(reaction_model, "model.yaml");
+    m.reactions[0].kon = 1.0;  // one reactant
+    CHECK_THROWS_WITH_AS(io::validate(m), doctest::Contains("reactions[0].kon: kon: is the rate "
+                                                            "constant of a rule with two reactants"),
+                         ModelError);
+  }
 }

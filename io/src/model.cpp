@@ -5,6 +5,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "nestsim/io/rates.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -13,11 +15,13 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 namespace nestsim::io {
 namespace {
 
 constexpr double pi = 3.14159265358979323846;
+constexpr double euler_gamma = 0.57721566490153286061;
 
 Location location(const YAML::Node& node) {
   const YAML::Mark m = node.Mark();
@@ -185,14 +189,42 @@ void read_simulation(const Reader& r, const YAML::Node& node, Model& m) {
 }
 
 void read_medium(const Reader& r, const YAML::Node& node, Model& m) {
-  r.expect_map(node, "medium", {"temperature", "viscosity"});
+  r.expect_map(node, "medium",
+               {"temperature", "viscosity", "membrane_viscosity", "membrane_thickness"});
   m.medium.given = true;
   if (node["temperature"])
     m.medium.temperature =
         r.number_at_least(node["temperature"], "medium.temperature", 0, true);
   if (node["viscosity"])
     m.medium.viscosity = r.number_at_least(node["viscosity"], "medium.viscosity", 0, true);
+  if (node["membrane_viscosity"])
+    m.medium.membrane_viscosity =
+        r.number_at_least(node["membrane_viscosity"], "medium.membrane_viscosity", 0, true);
+  if (node["membrane_thickness"])
+    m.medium.membrane_thickness =
+        r.number_at_least(node["membrane_thickness"], "medium.membrane_thickness", 0, true);
 }
+
+// What keeps Saffman-Delbrueck from giving `k` a diffusion coefficient, or "".
+std::string saffman_delbruck_problem(const KindSpec& k, const Model& m) {
+  const double l = m.units.metres_per_length();
+  const double surface = m.medium.membrane_viscosity * m.medium.membrane_thickness_in(m.units) * l;
+  if (std::log(surface / (m.medium.viscosity * k.radius * l)) - euler_gamma > 0) return "";
+  std::ostringstream os;
+  os << "Saffman-Delbrueck needs ln(mu_m h / (mu a)) > gamma = 0.5772, that is a radius below "
+     << surface / (m.medium.viscosity * std::exp(euler_gamma)) / l << " " << m.units.length
+     << " (medium.membrane_viscosity " << m.medium.membrane_viscosity
+     << " Pa s, membrane_thickness " << m.medium.membrane_thickness_in(m.units) << " "
+     << m.units.length << ", viscosity " << m.medium.viscosity << " Pa s); radius " << k.radius
+     << " is too large for it: give diffusion as a number";
+  return os.str();
+}
+
+const char* const sd_viscosity =
+    "a kind's viscosity is the 3D viscosity of Stokes-Einstein; this membrane species gets "
+    "Saffman-Delbrueck (medium.viscosity around the membrane, medium.membrane_viscosity, "
+    "medium.membrane_thickness): leave viscosity out, or write `diffusion: stokes-einstein` "
+    "to use the 3D formula with it";
 
 bool looks_numeric(const std::string& s) {
   char* end = nullptr;
@@ -244,18 +276,31 @@ void read_kinds(const Reader& r, const YAML::Node& node, bool compartment, Model
       k.viscosity = r.number_at_least(v["viscosity"], key + ".viscosity", 0, true);
     if (const YAML::Node d = v["diffusion"]) {
       if (d.IsScalar() && d.Scalar() == "stokes-einstein") {
-        // left unset: derived below
+        k.derive = KindSpec::Derive::stokes_einstein;  // left unset: derived
+      } else if (d.IsScalar() && d.Scalar() == "saffman-delbruck") {
+        if (!k.membrane)
+          r.fail(d, key + ".diffusion",
+                 std::string("saffman-delbruck is for membrane species (membrane: true); a ") +
+                     (compartment ? "compartment" : "free species") +
+                     " takes stokes-einstein or a number");
+        k.derive = KindSpec::Derive::saffman_delbruck;
       } else if (d.IsScalar() && d.Tag() != "!" && looks_numeric(d.Scalar())) {
         k.diffusion = r.number_at_least(d, key + ".diffusion", 0, false);
       } else {
         r.fail(d, key + ".diffusion",
-               "expected a number >= 0 or stokes-einstein, got " + describe(d));
+               "expected a number >= 0, stokes-einstein or saffman-delbruck, got " + describe(d));
       }
     }
     if (!k.diffusion && !m.medium.given)
       r.fail(v, key + ".diffusion",
              "missing: give a diffusion coefficient, or a `medium:` section "
-             "(temperature, viscosity) to derive it by Stokes-Einstein");
+             "(temperature, viscosity) to derive it by Stokes-Einstein or Saffman-Delbrueck");
+    if (uses_saffman_delbruck(k)) {
+      if (v["viscosity"]) r.fail(v["viscosity"], key + ".viscosity", sd_viscosity);
+      const std::string problem = saffman_delbruck_problem(k, m);
+      if (!problem.empty())
+        r.fail(v["diffusion"] ? v["diffusion"] : v, key + ".diffusion", problem);
+    }
     m.kinds.push_back(k);
   }
 }
@@ -386,13 +431,129 @@ std::string parse_rule(const std::string& rule, ReactionSpec& spec) {
   return what;
 }
 
+// --- rates with units (models/README.md, "Rates") ---
+
+// Seconds per time unit; 0 for no time unit.
+double seconds_per(const std::string& unit) {
+  if (unit == "ns") return 1e-9;
+  if (unit == "us") return 1e-6;
+  if (unit == "ms") return 1e-3;
+  if (unit == "s") return 1;
+  return 0;
+}
+
+std::string without_spaces(const std::string& s) {
+  std::string out;
+  for (char c : s)
+    if (!std::isspace(static_cast<unsigned char>(c))) out += c;
+  return out;
+}
+
+// The factor that turns a rate in `unit` ("/s", "1/s", "s^-1"; s, ms, us or ns) into
+// one per model time unit; 0 when `unit` is not a rate's unit.
+double per_time_factor(const std::string& unit, const Units& units) {
+  const std::string u = without_spaces(unit);
+  for (const char* t : {"s", "ms", "us", "ns"}) {
+    const std::string time = t;
+    if (u == "/" + time || u == "1/" + time || u == time + "^-1")
+      return units.seconds_per_time() / seconds_per(time);
+  }
+  return 0;
+}
+
+// The factor that turns a bimolecular rate constant in `unit` into length^3/time of
+// `units`: per molar per time ("/M/s", "1/M/s", "M^-1 s^-1") or a volume per time
+// ("nm^3/us", "um^3/s", "nm^3 s^-1"); 0 when `unit` is neither.
+double rate_constant_factor(const std::string& unit, const Units& units) {
+  const std::string u = without_spaces(unit);
+  for (const char* t : {"s", "ms", "us", "ns"}) {
+    const std::string time = t;
+    const double per_time = 1 / seconds_per(time);  // 1/time in 1/s
+    if (u == "/M/" + time || u == "1/M/" + time || u == "M^-1" + time + "^-1")
+      return per_molar_second_in_model_units(units) * per_time;
+    for (const char* l : {"nm", "um"}) {
+      const std::string length = l;
+      if (u == length + "^3/" + time || u == length + "^3" + time + "^-1") {
+        const double ratio = (length == "nm" ? 1e-9 : 1e-6) / units.metres_per_length();
+        return ratio * ratio * ratio * units.seconds_per_time() * per_time;
+      }
+    }
+  }
+  return 0;
+}
+
+// "NUMBER UNIT" (spaces optional): false unless it starts with a finite number followed
+// by a unit.
+bool split_quantity(const std::string& text, double& value, std::string& unit) {
+  const std::string s = trim(text);
+  char* end = nullptr;
+  errno = 0;
+  value = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || errno == ERANGE || !std::isfinite(value)) return false;
+  unit = trim(std::string(end));
+  return !unit.empty();
+}
+
+const char* const rate_units =
+    "a number (per time unit of the model) or a number with a time unit, e.g. '0.5 /s' "
+    "(/s, /ms, /us, /ns; also 1/s, s^-1)";
+const char* const kon_units =
+    "a number with a unit: per molar per time ('1e6 /M/s', also 'M^-1 s^-1') or a volume "
+    "per time ('nm^3/us', 'um^3/s', 'nm^3/s')";
+
+// `rate:` of reactions[i]: a bare number in model units, or a number with a time unit.
+void read_rate(const Reader& r, const YAML::Node& v, const std::string& key, const Units& units,
+               ReactionSpec& x) {
+  x.rate_at = location(v);
+  if (v.IsScalar() && v.Tag() != "!" && looks_numeric(v.Scalar())) {
+    x.rate = r.number_at_least(v, key, 0, false);
+    return;
+  }
+  double value = 0;
+  std::string unit;
+  if (!v.IsScalar() || !split_quantity(v.Scalar(), value, unit))
+    r.fail(v, key, std::string("expected ") + rate_units + ", got " + describe(v));
+  const double factor = per_time_factor(unit, units);
+  if (factor == 0 && rate_constant_factor(unit, units) != 0)
+    r.fail(v, key, "'" + unit + "' is the unit of a bimolecular rate constant: give it as kon: (" +
+                       kon_units + "), rate: is per time");
+  if (factor == 0)
+    r.fail(v, key, "unknown unit '" + unit + "': expected " + rate_units);
+  if (!(value >= 0)) r.fail(v, key, "expected a rate >= 0, got " + describe(v));
+  x.rate = value * factor;
+  x.given = value;
+  x.given_unit = unit;
+}
+
+// `kon:` of reactions[i] (two reactants): a number with a rate constant's unit.
+void read_kon(const Reader& r, const YAML::Node& v, const std::string& key, const Units& units,
+              ReactionSpec& x) {
+  x.rate_at = location(v);
+  if (x.reactants.size() != 2)
+    r.fail(v, key, "kon: is the rate constant of a rule with two reactants; a rule with one "
+                   "reactant takes rate: (per time, e.g. '0.5 /s')");
+  double value = 0;
+  std::string unit;
+  if (!v.IsScalar() || !split_quantity(v.Scalar(), value, unit))
+    r.fail(v, key, std::string("expected ") + kon_units + ", got " + describe(v));
+  const double factor = rate_constant_factor(unit, units);
+  if (factor == 0 && per_time_factor(unit, units) != 0)
+    r.fail(v, key, "'" + unit + "' is the unit of a rate per time: the Doi rate is given as "
+                   "rate:; kon: is " + kon_units);
+  if (factor == 0) r.fail(v, key, "unknown unit '" + unit + "': expected " + kon_units);
+  if (!(value >= 0)) r.fail(v, key, "expected a rate constant >= 0, got " + describe(v));
+  x.kon = value * factor;
+  x.given = value;
+  x.given_unit = unit;
+}
+
 void read_reactions(const Reader& r, const YAML::Node& node, Model& m) {
   if (!node.IsSequence())
     r.fail(node, "reactions", "expected a list of reactions, got " + describe(node));
   for (std::size_t i = 0; i < node.size(); ++i) {
     const YAML::Node& e = node[i];
     const std::string key = "reactions[" + std::to_string(i) + "]";
-    r.expect_map(e, key, {"name", "rule", "rate", "radius"});
+    r.expect_map(e, key, {"name", "rule", "rate", "kon", "radius"});
     ReactionSpec x;
     x.where = location(e);
     if (!e["name"])
@@ -408,8 +569,16 @@ void read_reactions(const Reader& r, const YAML::Node& node, Model& m) {
     const std::string what = parse_rule(x.rule, x);
     if (!what.empty())
       r.fail(rule, key + ".rule", "malformed rule '" + x.rule + "': " + what + "; " + rule_forms);
-    if (!e["rate"]) r.fail(e, key + ".rate", "missing (expected a rate >= 0, per time unit)");
-    x.rate = r.number_at_least(e["rate"], key + ".rate", 0, false);
+    if (!e["rate"] && !e["kon"])
+      r.fail(e, key + ".rate",
+             "missing (expected a rate >= 0, per time unit, such as 0.5 or '0.5 /s'; or for "
+             "two reactants kon:, such as '1e6 /M/s')");
+    if (e["rate"] && e["kon"])
+      r.fail(e["kon"], key + ".kon",
+             "give either rate: (the Doi rate per pair in reach) or kon: (the macroscopic rate "
+             "constant, converted to a Doi rate), not both");
+    if (e["rate"]) read_rate(r, e["rate"], key + ".rate", m.units, x);
+    if (e["kon"]) read_kon(r, e["kon"], key + ".kon", m.units, x);
     if (e["radius"]) {
       x.radius = r.number_at_least(e["radius"], key + ".radius", 0, true);
       x.radius_at = location(e["radius"]);
@@ -438,6 +607,49 @@ Location or_entry(const Location& at, const Location& entry) {
   return at.line > 0 ? at : entry;
 }
 
+// A rule given by kon (read_kon): two free species, whose kon the Doi model can reach
+// (Erban-Chapman, nestsim/io/rates.h).
+void check_kon(const Reader& r, const Model& m, const ReactionSpec& x, const std::string& key) {
+  const Location at = or_entry(x.rate_at, x.where);
+  if (x.reactants.size() != 2)
+    r.fail(at, key + ".kon", "kon: is the rate constant of a rule with two reactants");
+  for (const auto& t : x.reactants) {
+    const KindSpec* k = m.find_kind(t.kind);
+    if (k->compartment)
+      r.fail(at, key + ".kon",
+             "kon: converts to the Doi rate of two species that react while their centres "
+             "are within the reaction radius (Erban-Chapman); '" + t.kind +
+                 "' is a compartment kind, which reacts across its membrane's surface "
+                 "(binding, fusion), not within a ball: give the rate per pair in reach with "
+                 "rate:");
+    if (k->membrane)
+      r.fail(at, key + ".kon",
+             "kon: converts to a Doi rate for two species diffusing freely in 3D "
+             "(Erban-Chapman); '" + t.kind + "' is a membrane species: it moves in 2D and its "
+             "membrane hides part of the reaction ball, so no kon converts exactly: give the "
+             "Doi rate with rate: (models/README.md, Rates)");
+  }
+  const double kon = *x.kon;
+  if (!(kon >= 0) || !std::isfinite(kon))
+    r.fail(at, key + ".kon", "expected a rate constant >= 0 (length^3/time)");
+  const double D = reactant_diffusion(x, m), sigma = *x.radius;
+  const double limit = 4 * pi * D * sigma;
+  if (kon == 0 || kon < limit) return;
+  const std::string& len = m.units.length;
+  const std::string volume_rate = len + "^3/" + m.units.time;
+  std::ostringstream os;
+  os << "kon ";
+  if (!x.given_unit.empty()) os << x.given << " " << x.given_unit << " = ";
+  os << kon << " " << volume_rate << " is at or above the diffusion limit 4 pi D sigma = "
+     << limit << " " << volume_rate;
+  if (!x.given_unit.empty())
+    os << " = " << limit / rate_constant_factor(x.given_unit, m.units) << " " << x.given_unit;
+  os << " (D = D_A + D_B = " << D << " " << len << "^2/" << m.units.time << ", radius " << sigma
+     << " " << len << "): no Doi rate reaches it; lower kon, or raise the radius or the "
+     << "reactants' diffusion coefficients";
+  r.fail(at, key + ".kon", os.str());
+}
+
 // References, sites and the forms the engine supports (models/README.md, "reactions").
 void check_reactions(const Reader& r, const Model& m, double min_box) {
   using Where = RuleTerm::Where;
@@ -456,8 +668,8 @@ void check_reactions(const Reader& r, const Model& m, double min_box) {
         r.fail(at_name, key + ".name",
                "a reaction named '" + x.name + "' is already defined (reactions[" +
                    std::to_string(j) + "])");
-    if (!(x.rate >= 0) || !std::isfinite(x.rate))
-      r.fail(x.where, key + ".rate", "expected a rate >= 0 (per time unit)");
+    if (!x.kon && (!(x.rate >= 0) || !std::isfinite(x.rate)))
+      r.fail(or_entry(x.rate_at, x.where), key + ".rate", "expected a rate >= 0 (per time unit)");
     if (x.reactants.empty() || x.reactants.size() > 2 || x.products.size() > 2)
       r.fail(at_rule, key + ".rule", "malformed rule " + rule + ": " + rule_forms);
 
@@ -572,6 +784,7 @@ void check_reactions(const Reader& r, const Model& m, double min_box) {
         r.fail(or_entry(x.radius_at, x.where), key + ".radius", os.str());
       }
     }
+    if (x.kon) check_kon(r, m, x, key);
   }
 }
 
@@ -610,10 +823,73 @@ double stokes_einstein(double radius, double temperature, double viscosity,
   return d_si * units.seconds_per_time() / (l * l);
 }
 
+double Medium::membrane_thickness_in(const Units& units) const {
+  return membrane_thickness ? *membrane_thickness : 4e-9 / units.metres_per_length();
+}
+
+double saffman_delbruck(double radius, double temperature, double viscosity,
+                        double membrane_viscosity, double membrane_thickness,
+                        const Units& units) {
+  const double l = units.metres_per_length();
+  const double surface = membrane_viscosity * membrane_thickness * l;  // mu_m h, Pa s m
+  const double log_term = std::log(surface / (viscosity * radius * l)) - euler_gamma;
+  if (!(log_term > 0))
+    throw std::domain_error("Saffman-Delbrueck: ln(mu_m h / (mu a)) - gamma <= 0");
+  const double d_si = boltzmann * temperature / (4 * pi * surface) * log_term;  // m^2/s
+  return d_si * units.seconds_per_time() / (l * l);
+}
+
+bool uses_saffman_delbruck(const KindSpec& kind) {
+  if (kind.diffusion || kind.compartment) return false;
+  return kind.derive == KindSpec::Derive::saffman_delbruck ||
+         (kind.derive == KindSpec::Derive::automatic && kind.membrane);
+}
+
 double diffusion_of(const KindSpec& kind, const Model& model) {
   if (kind.diffusion) return *kind.diffusion;
+  if (uses_saffman_delbruck(kind))
+    return saffman_delbruck(kind.radius, model.medium.temperature, model.medium.viscosity,
+                            model.medium.membrane_viscosity,
+                            model.medium.membrane_thickness_in(model.units), model.units);
   return stokes_einstein(kind.radius, model.medium.temperature,
                          kind.viscosity.value_or(model.medium.viscosity), model.units);
+}
+
+double reactant_diffusion(const ReactionSpec& reaction, const Model& model) {
+  if (reaction.reactants.size() != 2) return 0;
+  double d = 0;
+  for (const auto& t : reaction.reactants) {
+    const KindSpec* k = model.find_kind(t.kind);
+    if (!k) throw std::invalid_argument("reaction '" + reaction.name + "': no kind '" + t.kind + "'");
+    d += diffusion_of(*k, model);
+  }
+  return d;
+}
+
+double reaction_rate(const ReactionSpec& reaction, const Model& model) {
+  if (!reaction.kon) return reaction.rate;
+  return doi_rate_from_kon(*reaction.kon, reactant_diffusion(reaction, model),
+                           reaction.radius.value_or(0));
+}
+
+std::string describe_rate(const ReactionSpec& x, const Model& m) {
+  if (!x.kon && x.given_unit.empty()) return "";
+  const std::string& len = m.units.length;
+  const std::string& time = m.units.time;
+  std::ostringstream os;
+  os << x.name << ": ";
+  if (x.kon) {
+    os << "kon ";
+    if (!x.given_unit.empty()) os << x.given << " " << x.given_unit << " = ";
+    os << *x.kon << " " << len << "^3/" << time << " -> Doi rate " << reaction_rate(x, m)
+       << " /" << time << " at radius " << x.radius.value_or(0) << " " << len
+       << " (D_A + D_B = " << reactant_diffusion(x, m) << " " << len << "^2/" << time << ")";
+  } else {
+    os << "rate " << x.given << " " << x.given_unit << " = " << x.rate << " /" << time;
+    if (x.reactants.size() == 2)
+      os << " (Doi rate at radius " << x.radius.value_or(0) << " " << len << ")";
+  }
+  return os.str();
 }
 
 Model parse_model(const std::string& text, const std::string& name) {
@@ -700,6 +976,11 @@ void validate(const Model& m) {
   if (m.output_file.empty()) r.fail(top, "simulation.output.file", "expected a file name");
   if (m.medium.given && !(m.medium.temperature > 0 && m.medium.viscosity > 0))
     r.fail(top, "medium", "expected temperature > 0 and viscosity > 0");
+  if (m.medium.given &&
+      !(m.medium.membrane_viscosity > 0 && std::isfinite(m.medium.membrane_viscosity) &&
+        m.medium.membrane_thickness_in(m.units) > 0 &&
+        std::isfinite(m.medium.membrane_thickness_in(m.units))))
+    r.fail(top, "medium", "expected membrane_viscosity > 0 and membrane_thickness > 0");
   if (!(m.repulsion >= 0)) r.fail(top, "interactions.repulsion", "expected a number >= 0");
   const double min_box = std::min({m.box[0], m.box[1], m.box[2]});
   for (const auto& k : m.kinds) {
@@ -715,6 +996,13 @@ void validate(const Model& m) {
       r.fail(k.where, key + ".diffusion", "missing, and no `medium:` for Stokes-Einstein");
     if (k.viscosity && !(*k.viscosity > 0))
       r.fail(k.where, key + ".viscosity", "expected a viscosity > 0 (Pa s)");
+    if (!k.diffusion && k.derive == KindSpec::Derive::saffman_delbruck && !k.membrane)
+      r.fail(k.where, key + ".diffusion", "saffman-delbruck is for membrane species (membrane: true)");
+    if (m.medium.given && uses_saffman_delbruck(k)) {
+      if (k.viscosity) r.fail(k.where, key + ".viscosity", sd_viscosity);
+      const std::string problem = saffman_delbruck_problem(k, m);
+      if (!problem.empty()) r.fail(k.where, key + ".diffusion", problem);
+    }
     if (k.compartment && k.membrane)
       r.fail(k.where, key + ".membrane", "only species live in a membrane");
     // A body must fit the box; in a periodic box its minimum images must be unique.

@@ -295,7 +295,7 @@ sim::Term term_of(const RuleTerm& t, const Model& m) {
 sim::Reaction reaction_of(const ReactionSpec& x, const Model& m) {
   sim::Reaction r;
   r.name = x.name;
-  r.rate = x.rate;
+  r.rate = reaction_rate(x, m);  // from kon when the rule gives one
   r.radius = x.radius.value_or(0);
   for (const auto& t : x.reactants) r.reactants.push_back(term_of(t, m));
   for (const auto& t : x.products) r.products.push_back(term_of(t, m));

@@ -248,6 +248,9 @@ int fresh_run(const RunArgs& a) {
                model_path.c_str(), setup.bodies.size(),
                static_cast<unsigned long long>(setup.steps), setup.dt, setup.time_unit.c_str(),
                collision_name(setup.collision), sim::Simulation::backend_name().c_str());
+  for (const auto& rule : model.reactions)  // rates given with units or as kon, converted
+    if (const std::string line = io::describe_rate(rule, model); !line.empty())
+      std::fprintf(stderr, "  %s\n", line.c_str());
   io::H5mdWriter writer(out, setup, NESTSIM_VERSION_STRING);
   writer.write(simulation.frame());
   return simulate(simulation, writer, setup, setup.bodies.size(), out);

@@ -34,7 +34,8 @@ struct Location {
 };
 
 // Physical units of the numbers in a model file. The engine works in these units;
-// only physical constants (Stokes-Einstein) are converted.
+// only physical constants (Stokes-Einstein, Saffman-Delbrueck) and rates written with a
+// unit (`rate: 0.5 /s`, `kon: 1e6 /M/s`) are converted.
 struct Units {
   std::string length = "nm";  // nm | um
   std::string time = "us";    // ns | us | ms | s
@@ -42,11 +43,17 @@ struct Units {
   double seconds_per_time() const;
 };
 
-// The solvent, for diffusion coefficients derived by Stokes-Einstein.
+// The solvent and the membranes, for diffusion coefficients derived by Stokes-Einstein
+// (3D) and Saffman-Delbrueck (membrane species). The defaults are one medium: water at
+// 37 C (310 K), lipid bilayers (models/README.md gives the sources).
 struct Medium {
   double temperature = 310;    // K
-  double viscosity = 0.00089;  // Pa s (water at 25 C; cytoplasm is a few times more)
+  double viscosity = 0.00069;  // Pa s: water at 37 C (cytoplasm is a few times more)
+  double membrane_viscosity = 0.1;  // Pa s, of the lipid bilayer (Saffman-Delbrueck)
+  // Bilayer thickness h (Saffman-Delbrueck), length; unset: 4 nm in the model's unit.
+  std::optional<double> membrane_thickness;
   bool given = false;          // whether the file has a `medium:` section
+  double membrane_thickness_in(const Units& units) const;  // length
 };
 
 // One kind of body: a compartment (hollow sphere) or a species (solid sphere).
@@ -55,10 +62,14 @@ struct KindSpec {
   bool compartment = false;
   double radius = 0;     // length
   double thickness = 0;  // length; species: == radius
-  // Diffusion coefficient (length^2/time). Unset: derived by Stokes-Einstein from the
-  // medium (and this kind's own viscosity if given); see stokes_einstein().
+  // Diffusion coefficient (length^2/time). Unset: derived from the medium by `derive`;
+  // see diffusion_of().
   std::optional<double> diffusion;
-  std::optional<double> viscosity;  // Pa s, overrides medium.viscosity for this kind
+  // How an unset diffusion is derived. automatic: Saffman-Delbrueck for a membrane
+  // species, Stokes-Einstein for every other kind.
+  enum class Derive { automatic, stokes_einstein, saffman_delbruck };
+  Derive derive = Derive::automatic;
+  std::optional<double> viscosity;  // Pa s, overrides medium.viscosity (Stokes-Einstein only)
   bool membrane = false;            // species only: lives in a membrane (placed with on:)
   Location where;
 };
@@ -88,12 +99,22 @@ struct RuleTerm {
 struct ReactionSpec {
   std::string name;  // unique; the dataset /observables/reactions/NAME
   std::string rule;  // e.g. "ligand outside cell + receptor on cell -> complex on cell"
-  double rate = 0;   // per time unit: per body (one reactant) or per pair in reach (two)
+  // Per time unit: per body (one reactant) or per pair in reach (two, the Doi rate).
+  // Unused when `kon` is set: reaction_rate() derives the Doi rate from it.
+  double rate = 0;
+  // Two species reactants only: the macroscopic rate constant, length^3/time (`kon:`).
+  std::optional<double> kon;
+  // What the file wrote for `rate:` or `kon:` when it gave a unit, e.g. 1e6 and "/M/s",
+  // or 0.5 and "/s" (converted into `kon` or `rate`); given_unit is empty for a bare
+  // number in model units.
+  double given = 0;
+  std::string given_unit;
   std::optional<double> radius;    // length; given exactly when there are two reactants
   std::vector<RuleTerm> reactants;  // 1 or 2, as written
   std::vector<RuleTerm> products;   // 0, 1 or 2 (`0` in the rule: none)
   Location where;                   // the entry
-  Location name_at, rule_at, radius_at;  // its values (0: not from a file, or absent)
+  Location name_at, rule_at, radius_at, rate_at;  // its values (0: not from a file, or
+                                                 // absent); rate_at: `rate:` or `kon:`
 };
 
 struct Model {
@@ -145,7 +166,33 @@ inline constexpr double boltzmann = 1.380649e-23;
 double stokes_einstein(double radius, double temperature, double viscosity,
                        const Units& units);
 
-// The diffusion coefficient a kind gets (its own, or Stokes-Einstein), model units.
+// Saffman-Delbrueck D = kB T / (4 pi mu_m h) (ln(mu_m h / (mu a)) - gamma) of a protein
+// of radius `radius` (model length units) in a membrane of viscosity `membrane_viscosity`
+// (Pa s) and thickness `membrane_thickness` (model length units) between fluids of
+// `viscosity` (Pa s), at `temperature` (K); gamma is Euler's constant. Model units
+// length^2/time. Throws std::domain_error when ln(...) - gamma <= 0 (the radius is too
+// large for the formula).
+double saffman_delbruck(double radius, double temperature, double viscosity,
+                        double membrane_viscosity, double membrane_thickness,
+                        const Units& units);
+
+// Whether a kind's diffusion coefficient comes from Saffman-Delbrueck.
+bool uses_saffman_delbruck(const KindSpec& kind);
+
+// The diffusion coefficient a kind gets (its own, Stokes-Einstein or Saffman-Delbrueck),
+// model units.
 double diffusion_of(const KindSpec& kind, const Model& model);
+
+// D_A + D_B of a rule's two reactants, model units (0 for a rule with one reactant).
+double reactant_diffusion(const ReactionSpec& reaction, const Model& model);
+
+// The engine's rate of a rule, per time unit: `rate`, or for a rule given by `kon` the
+// Doi rate that gives that kon at the rule's radius (nestsim/io/rates.h).
+double reaction_rate(const ReactionSpec& reaction, const Model& model);
+
+// One line on how a rule's `kon:` or `rate:` with a unit was converted (what
+// `nestsim run` prints), e.g. "binding: kon 1e+06 /M/s = 1.66 nm^3/us -> Doi rate
+// 0.0062 /us at radius 4 nm (D_A + D_B = 50 nm^2/us)"; "" for a bare rate.
+std::string describe_rate(const ReactionSpec& reaction, const Model& model);
 
 }  // namespace nestsim::io
