@@ -76,22 +76,23 @@ TEST_CASE("the default model runs and writes a trajectory up to the last step") 
   CHECK(r.out.find("bodies, 120 steps") != std::string::npos);
   const auto c = nestsim::io::read_last_frame(path("default.h5"));
   CHECK(c.frame.step == 120);  // the last step is always a frame
-  CHECK(c.frames == 3);        // steps 0, 100, 120 (output every 100)
+  CHECK(c.frames == 2);        // steps 0 and 120 (output every 500)
   CHECK(c.model_text.find("nestsim: 1") != std::string::npos);
 }
 
 TEST_CASE("same seed, same trajectory; resume continues bitwise") {
-  REQUIRE(nestsim_run("-o a.h5 --steps 250 --seed 5").code == 0);
-  REQUIRE(nestsim_run("-o b.h5 --steps 250 --seed 5").code == 0);
+  // The default model writes a frame every 500 steps: frames 0, 500, 1000.
+  REQUIRE(nestsim_run("-o a.h5 --steps 1000 --seed 5").code == 0);
+  REQUIRE(nestsim_run("-o b.h5 --steps 1000 --seed 5").code == 0);
   CHECK(same_frames(path("a.h5"), path("b.h5")));
-  REQUIRE(nestsim_run("-o c.h5 --steps 250 --seed 6").code == 0);
+  REQUIRE(nestsim_run("-o c.h5 --steps 1000 --seed 6").code == 0);
   CHECK_FALSE(same_frames(path("a.h5"), path("c.h5")));
 
-  REQUIRE(nestsim_run("-o half.h5 --steps 100 --seed 5").code == 0);
-  const Run r = nestsim_run("--resume half.h5 --steps 250");
+  REQUIRE(nestsim_run("-o half.h5 --steps 500 --seed 5").code == 0);
+  const Run r = nestsim_run("--resume half.h5 --steps 1000");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(same_frames(path("a.h5"), path("half.h5")));
-  CHECK(nestsim_run("--resume half.h5 --steps 200").code == 2);  // already past it
+  CHECK(nestsim_run("--resume half.h5 --steps 800").code == 2);  // already past it
 }
 
 TEST_CASE("an existing trajectory is kept unless --force") {
@@ -133,14 +134,15 @@ TEST_CASE("bad models: located message, exit code 2, nothing written") {
     CHECK_MESSAGE(r.err.find("lysosome") != std::string::npos, r.err);
     CHECK_FALSE(exists(path("out2.h5")));
   }
-  SUBCASE("a time step too large for the repulsion") {
+  SUBCASE("a time step too large for accurate contacts") {
     std::string text = base + "place:\n  - {compartment: vesicle, at: [100, 100, 100]}\n"
                               "  - {species: ligand, count: 3, in: vesicle}\n";
     text.replace(text.find("repulsion: 1"), 12, "repulsion: 50");
     const std::string m = write_model("stiff.yaml", text);
     const Run r = nestsim_run(m + " -o out3.h5");
     CHECK(r.code == 2);
-    CHECK_MESSAGE(r.err.find("time step too large") != std::string::npos, r.err);
+    CHECK_MESSAGE(r.err.find("simulation.dt: too large for accurate contacts") != std::string::npos, r.err);
+    CHECK_MESSAGE(r.err.find("use dt <= ") != std::string::npos, r.err);
     CHECK_FALSE(exists(path("out3.h5")));
   }
   SUBCASE("a missing model file") {
@@ -174,7 +176,7 @@ TEST_CASE("--collision picks the broad phase, is stored, and is kept by --resume
   CHECK_FALSE(exists(path("bogus.h5")));
   CHECK(nestsim_run("-o none.h5 --steps 10 --collision").code == 2);  // no value
 
-  r = nestsim_run("-o solid.h5 --steps 100 --seed 5 --collision solid");
+  r = nestsim_run("-o solid.h5 --steps 500 --seed 5 --collision solid");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(stored_string(path("solid.h5"), "/parameters/collision") == "solid");
   REQUIRE(nestsim_run("-o hollow.h5 --steps 10 --collision hollow").code == 0);
@@ -182,20 +184,20 @@ TEST_CASE("--collision picks the broad phase, is stored, and is kept by --resume
 
   // --resume continues with the file's broad phase; another one is a usage error.
   const std::string before = slurp(path("solid.h5"));
-  r = nestsim_run("--resume solid.h5 --steps 250 --collision hollow");
+  r = nestsim_run("--resume solid.h5 --steps 1000 --collision hollow");
   CHECK(r.code == 2);
   CHECK_MESSAGE(r.err.find("written with --collision solid") != std::string::npos, r.err);
   CHECK(slurp(path("solid.h5")) == before);
-  r = nestsim_run("--resume solid.h5 --steps 250 --collision solid");
+  r = nestsim_run("--resume solid.h5 --steps 1000 --collision solid");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(stored_string(path("solid.h5"), "/parameters/collision") == "solid");
-  REQUIRE(nestsim_run("-o solid_straight.h5 --steps 250 --seed 5 --collision solid").code == 0);
+  REQUIRE(nestsim_run("-o solid_straight.h5 --steps 1000 --seed 5 --collision solid").code == 0);
   CHECK(same_frames(path("solid.h5"), path("solid_straight.h5")));
 
   // The default model (receptor recycling, nested three deep): the solid run is the
   // same trajectory, but its lists hold the spurious contacts that nesting rules out.
-  REQUIRE(nestsim_run("-o hollow_250.h5 --steps 250 --seed 5 --collision hollow").code == 0);
-  const std::string h = path("hollow_250.h5"), s = path("solid_straight.h5");
+  REQUIRE(nestsim_run("-o hollow_1000.h5 --steps 1000 --seed 5 --collision hollow").code == 0);
+  const std::string h = path("hollow_1000.h5"), s = path("solid_straight.h5");
   const auto last_h = nestsim::io::read_last_frame(h), last_s = nestsim::io::read_last_frame(s);
   REQUIRE(last_h.frames == last_s.frames);
   for (uint64_t f = 0; f < last_h.frames; ++f) {
@@ -222,7 +224,7 @@ species:
   a: {radius: 2, diffusion: 10}
   b: {radius: 2, diffusion: 10}
   c: {radius: 2, diffusion: 10}
-interactions: {repulsion: 1}
+interactions: {repulsion: 0.5}
 place:
   - {compartment: ves, at: [100, 100, 100]}
   - {species: a, count: 200, outside: ves}
