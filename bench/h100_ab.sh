@@ -1,8 +1,9 @@
 #!/bin/bash
 # One device call that builds this tree for CUDA, runs the broad-phase tests and times
-# bench_hsx against a baseline binary, interleaved (bench/NOTES.md, "Measuring on the
-# H100"). Run it on the GPU machine from the repository root, with the dependencies
-# unpacked there (../shared/gpu/bundle-deps.sh .gpu here, `carry: [".gpu"]`):
+# bench_hsx against a baseline binary, interleaved (docs/perf-log.md, "Measuring on the
+# H100"). Run it on the GPU machine from the repository root; where that machine lacks
+# the build's Debian packages, carry them under .gpu/ with an unpack-deps.sh that the
+# script sources:
 #
 #   bash bench/h100_ab.sh [BASELINE_BINARY] [SIZES] [ENV_B]
 #
