@@ -1,4 +1,4 @@
-// The example of ../shared/seeds/collision-count-procedures-readme.txt in C++: four
+// The example of the "Elf Collision Count" README (docs/design.md) in C++: four
 // beads, two of them at (0, 0, 0) and two at (1, 1, 1), counted asynchronously with
 // the launch/fetch API (nestsim/lattice.h). Prints "Collisions: 2".
 #include <cstdio>

@@ -1,8 +1,8 @@
-// Lattice counts (nestsim/lattice.h): the O(N) algorithms of ../shared/seeds/pairwise-
-// interactions-linear-and-balanced.txt (section III, Algorithms 1 and 2) against the
-// quadratic all-pairs references, on many random bead sets; the out-of-space error; a
-// space array reused across calls; the launch/fetch API of ../shared/seeds/collision-
-// count-procedures-readme.txt and its example program.
+// Lattice counts (nestsim/lattice.h): the O(N) algorithms of the pairwise paper (Saldanha,
+// de Souza 2019, section III, Algorithms 1 and 2) against the quadratic all-pairs
+// references, on many random bead sets; the out-of-space error; a space array reused
+// across calls; the launch/fetch API of the "Elf Collision Count" README and its example
+// program (docs/design.md, "The papers").
 #include <doctest/doctest.h>
 
 #include <array>

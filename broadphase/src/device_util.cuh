@@ -60,9 +60,10 @@ void ensure_size(thrust::device_vector<T>& v, std::size_t n) {
 // A read-back's device side, by every thread of one block: `bytes` from device memory
 // into the host's mapped page-locked buffer, then a system-scope fence and *flag = seq,
 // which the host polls (HostStage::wait_mapped) instead of waiting on the stream for a
-// copy engine's transfer (bench/NOTES.md v26: the plan's read-back took ~15 us after its
-// kernels had finished). The source is read from L2 (ld.cg): the caller may be the last
-// block of a launch whose other blocks wrote it (v32, level_histogram_kernel).
+// copy engine's transfer (a copy engine's read-back of the plan took ~15 us after its
+// kernels had finished on the H100; docs/perf-log.md, "read-backs polled in mapped
+// memory"). The source is read from L2 (ld.cg): the caller may be the last block of a
+// launch whose other blocks wrote it (level_histogram_kernel).
 __device__ inline void publish_mapped(const unsigned char* src, unsigned char* dst,
                                       std::size_t bytes, volatile unsigned* flag, unsigned seq) {
   const std::size_t words = bytes / 4;
@@ -87,11 +88,11 @@ static __global__ void copy_to_mapped(const unsigned char* src, unsigned char* d
 
 // Small copies between host and device (a plan, a few totals, the group table) through
 // page-locked buffers. From pageable memory the driver stages the bytes itself and a
-// host-to-device copy waits for the device (bench/NOTES.md v18). The copy to the device
-// is queued on the stream; the buffer is reused only after it was done. The copy to the
-// host is written by a one-block kernel into mapped memory and announced by a flag the
-// host polls (NESTSIM_READBACK_POLL=0: a copy engine's transfer and a stream
-// synchronisation instead, as before v26).
+// host-to-device copy waits for the device (docs/perf-log.md, "the read-backs' gaps").
+// The copy to the device is queued on the stream; the buffer is reused only after it was
+// done. The copy to the host is written by a one-block kernel into mapped memory and
+// announced by a flag the host polls (NESTSIM_READBACK_POLL=0: a copy engine's transfer
+// and a stream synchronisation instead, the slower portable path).
 class HostStage {
  public:
   HostStage() = default;
@@ -106,11 +107,11 @@ class HostStage {
 #endif
   }
 #if defined(NESTSIM_BACKEND_CUDA)
-  // A read-back that a kernel of the caller's writes itself, saving to_host's copy
-  // kernel (bench/NOTES.md v32): the mapped buffer for `bytes` (a device-usable
-  // pointer) and the value the kernel writes to *flag once the bytes are there (after a
-  // system-scope fence). Only while the read-backs poll (polls()); wait_mapped returns
-  // the bytes.
+  // A read-back that a kernel of the caller's writes itself, saving to_host's copy kernel
+  // (docs/perf-log.md, "the plan's read-back without a copy kernel"): the mapped buffer
+  // for `bytes` (a device-usable pointer) and the value the kernel writes to *flag once
+  // the bytes are there (after a system-scope fence). Only while the read-backs poll
+  // (polls()); wait_mapped returns the bytes.
   struct Mapped {
     void* dst = nullptr;
     volatile unsigned* flag = nullptr;
@@ -245,8 +246,9 @@ void for_each_index(Index n, F f) {
 }
 
 #if defined(NESTSIM_BACKEND_CUDA)
-// A second stream, for work that may run beside the default stream's (bench/NOTES.md
-// v41: HSX's large-body tasks and walk beside the small-small walk). Created on first
+// A second stream, for work that may run beside the default stream's (HSX's large-body
+// tasks and walk beside the small-small walk; docs/perf-log.md, "the large bodies' work
+// beside the small-small walk"). Created on first
 // use, non-blocking, with the device's highest priority, so that as the default
 // stream's blocks finish, its blocks take their slots first. fork() orders it after
 // everything queued on the default stream so far; join() orders the default stream
@@ -306,7 +308,7 @@ __global__ void __launch_bounds__(kBoundedThreads, MinBlocks) bounded_items(Inde
 // The index loop for the heavy pair steps: on the GPU one item per thread, with at
 // least MinBlocks blocks of 256 threads resident per SM, which caps the registers at
 // 65536 / (256 MinBlocks) (thrust's loop gives the pair walks 80 registers and 37.5%
-// occupancy; bench/NOTES.md v9). On the CPU the generic loop.
+// occupancy; docs/perf-log.md, "records, bounded launches"). On the CPU the generic loop.
 template <int MinBlocks, class F, class Index>
 void for_each_bounded(Index n, F f) {
 #if defined(NESTSIM_BACKEND_CUDA)
@@ -420,14 +422,16 @@ constexpr int kExtentThreads = 256;
 
 // Bodies each thread loads before it merges them: the loop is latency-bound at 2 blocks
 // per SM, and kExtentUnroll bodies' loads in flight at once take 1e7 bodies' extent from
-// 110 us (ncu, one body per iteration: 1.7 TB/s) towards the bandwidth (bench/NOTES.md v25).
+// 110 us (ncu, one body per iteration: 1.7 TB/s) towards the bandwidth (H100;
+// docs/perf-log.md, "the plan's per-body kernels").
 constexpr int kExtentUnroll = 4;
 
 // One thread's share of the extent while it loads (extent_blocks): the minima and maxima
 // of centres, radii and |x| in the bodies' precision, where they are exact (a minimum of
 // floats converts to the minimum of their doubles), the boxes (x - r, x + r) and the
 // radii's sum in double as BodyExtent::of computes them; 9 floats and 7 doubles where a
-// per-body Extent and its merge held 16 doubles (bench/NOTES.md v38). The same values
+// per-body Extent and its merge would hold 16 doubles, which spill (docs/perf-log.md,
+// "the plan kernels' arithmetic"). The same values
 // as merging BodyExtent::of body by body into init.
 template <class Real>
 struct ThreadExtent {
@@ -477,9 +481,10 @@ struct ThreadExtent {
 // block merges its threads (cub::BlockReduce) into one Extent per block, in out[block].
 // Then the last block to finish (a ticket counter, `done`, zero before and after the
 // launch) merges the blocks' results and calls finish(total) in its thread 0: the level
-// plan (pair_finder.cu) in the same launch, not a kernel of its own (bench/NOTES.md v27);
-// before that, every thread of that block calls finish.share(thread, threads), the
-// plan's work that the block can split (v38: zeroing the histograms).
+// plan (pair_finder.cu) in the same launch, not a kernel of its own, which saves a
+// launch on the critical path (docs/perf-log.md, "the host's plan, the level plan's
+// launch"); before that, every thread of that block calls finish.share(thread,
+// threads), the plan's work that the block can split (zeroing the histograms).
 template <class Real, class Finish>
 __global__ void __launch_bounds__(kExtentThreads)
     extent_blocks(BodyArrays<Real> bodies, uint32_t n, int dim, Extent init, Extent* out,
@@ -607,10 +612,11 @@ inline GridSpec make_grid(const Domain& dom, int dim, double width, const double
 // Buckets for `count` bodies in `grid`: one per cell when there are at most 16 cells per
 // body (dense: a run of cells along x is one bucket range), otherwise a hash table of
 // about 2 count buckets (sparse scenes; exact through the cell check of the pair steps,
-// but one look-up per cell). 16, not 4 as before v12: at 3e6 bodies, phi 0.1, the
-// bottom group needed 6 cells per member and its hashed walks cost 2.6x the dense ones
-// (bench/NOTES.md v12); a dense table costs 4 bytes per cell and two streaming passes.
-// NESTSIM_DENSE_CELLS_PER_BODY overrides the 16 for tuning. Returns the number of cells.
+// but one look-up per cell). Why 16: at 3e6 bodies, phi 0.1, the bottom group needs 6
+// cells per member, where hashed walks cost 2.6x the dense ones on the H100
+// (docs/perf-log.md, "dense cell tables"); a dense table costs 4 bytes per cell and two
+// streaming passes. NESTSIM_DENSE_CELLS_PER_BODY overrides the 16 for tuning. Returns the
+// number of cells.
 inline double choose_buckets(GridSpec& grid, uint32_t count) {
   double cells = 1;
   for (int a = 0; a < grid.dim; ++a) cells *= double(grid.n[a]);
@@ -641,12 +647,13 @@ inline GridSpec single_cell_grid(const Domain& dom, int dim) {
 }
 
 // Whether SortedGrid::build radix-sorts n bodies (BroadphaseOptions::grid_sort). The
-// automatic choice: radix from kRadixSortMin bodies on, on the GPU 2e6 (bench/NOTES.md
-// v11: 4e6; v33: since v20-v28 the radix path is 16-17% faster at 2e6 and 3e6, phi 0.1,
-// a tie at phi 0.3, 3-4% slower at 1e6), on the CPU 1e5 (thrust's sort of the 32-bit
-// cell numbers, per-thread radix sorts and a merge, 2-11% faster than the counting sort's atomics at 1e5 and 1e6 on 2
-// cores, a tie below; NOTES "CPU: the candidate test ..."). NESTSIM_GRID_RADIX_MIN
-// overrides it.
+// automatic choice: radix from kRadixSortMin bodies on, on the GPU 2e6 (H100: the radix
+// path is 16-17% faster at 2e6 and 3e6, phi 0.1, a tie at phi 0.3, 3-4% slower at 1e6;
+// docs/perf-log.md, "the radix sort into cells from 2e6 bodies on"), on the CPU 1e5
+// (thrust's sort of the 32-bit cell numbers, per-thread radix sorts and a merge, 2-11%
+// faster than the counting sort's atomics at 1e5 and 1e6 on 2 cores, a tie below;
+// docs/perf-log.md, "CPU: the candidate test without per-axis branches").
+// NESTSIM_GRID_RADIX_MIN overrides it.
 #if defined(NESTSIM_BACKEND_CUDA)
 constexpr double kRadixSortMin = 2e6;
 #else
@@ -677,7 +684,8 @@ inline int radix_bits(uint64_t count) {
 // numbers its lanes' entries (an inclusive sum) and writes them 32 at a time, entry j by
 // lane j mod 32, which finds the lane that owns j by a 5-step search over the sums:
 // consecutive lanes' runs are consecutive entries, so each store is one coalesced 128
-// bytes (bench/NOTES.md v27: run by run, 1.2 TB/s). NESTSIM_BUCKET_LONG_RUN: the longest
+// bytes (writing run by run reaches only 1.2 TB/s on the H100; docs/perf-log.md, "the
+// bucket table"). NESTSIM_BUCKET_LONG_RUN: the longest
 // run a warp writes (longer ones: long_bucket_runs; a test variant makes it small).
 inline const uint32_t kLongBucketRun = [] {
   const char* v = std::getenv("NESTSIM_BUCKET_LONG_RUN");
@@ -728,9 +736,10 @@ __global__ void __launch_bounds__(256) long_bucket_runs(const BucketRun* runs,
 
 // Whether the counting sort moves the records of n bodies by a gather (PlaceSources,
 // GatherSorted) rather than scattering them (PlaceSorted): on the GPU from
-// kPlaceGatherMinN bodies on (bench/NOTES.md v43, H100: -1 to -3% at 1e6, +5 to +7% at
-// 1e5, where the launch more costs more than the scatters it saves); never on the CPU
-// (unmeasured). NESTSIM_PLACE_GATHER=0 / 1 forces either move.
+// kPlaceGatherMinN bodies on (H100: -1 to -3% at 1e6, +5 to +7% at 1e5, where the extra
+// launch costs more than the scatters it saves; docs/perf-log.md, "the counting sort's
+// records moved by a gather"); never on the CPU (unmeasured). NESTSIM_PLACE_GATHER=0 / 1
+// forces either move.
 constexpr uint32_t kPlaceGatherMinN = 500000;
 inline bool place_by_gather(uint32_t n) {
   static const int forced = [] {
@@ -754,8 +763,8 @@ inline bool place_by_gather(uint32_t n) {
 //    a table of ~1.6 n buckets, which outgrows the L2 cache beyond a few 10^6 bodies.
 //  - radix: the bodies' 32-bit bucket numbers radix-sorted with their indices (CUB on
 //    the GPU, on the table's bits only), then the table from the sorted buckets
-//    (BucketRunStarts, one pass): streaming passes, no atomics (bench/NOTES.md v11,
-//    v27).
+//    (BucketRunStarts, one pass): streaming passes, no atomics (faster than the
+//    counting sort's atomics for many bodies; docs/perf-log.md).
 template <class Real>
 struct SortedGrid {
   thrust::device_vector<GroupGrid> groups;
@@ -770,7 +779,8 @@ struct SortedGrid {
   // sizes of the groups); bucket bases are filled in here. `level` gives each body's
   // natural level, mapped to its group by to_group (nullptr: one group).
   // `side` (GPU, radix sort): a stream on which the bucket table is built beside the
-  // records' gather (bench/NOTES.md v42); null: all on the default stream.
+  // records' gather (docs/perf-log.md, "the bucket table beside the gather"); null: all
+  // on the default stream.
   template <int Dim, class Policy>
   SortedBodies<Real> build(const Policy& exec, std::vector<GroupGrid>& host, const uint8_t* level,
                            LevelToGroup to_group, const BodyArrays<Real>& bodies, uint32_t n,

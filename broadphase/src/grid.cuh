@@ -1,5 +1,5 @@
-// The uniform grid of one level of the HSX algorithm (../shared/seeds/hsx-nested-
-// hollow-sphere-intersection.txt, Algorithm 1 line 5 and section 4.1), with the
+// The uniform grid of one level of the HSX algorithm (the HSX paper, docs/design.md:
+// Algorithm 1 line 5 and section 4.1), with the
 // geometry that the large bodies need to find their rim cells (section 4.3).
 #pragma once
 #include <cmath>
@@ -24,7 +24,7 @@ struct GridSpec {
   int hash_shift = 0;           // 64 - log2(table_size) when hashed
   // origin, width and inv_width rounded to float once (set_float_copies), for the walks
   // of float bodies: the same values as a conversion at each use, without the
-  // conversions (bench/NOTES.md v15).
+  // conversions (docs/perf-log.md).
   float origin_f[3] = {0, 0, 0};
   float width_f[3] = {1, 1, 1};
   float inv_width_f[3] = {1, 1, 1};
@@ -50,14 +50,15 @@ struct GridSpec {
   }
 
   // Unwrapped cell coordinate of a position on axis a. A product by the inverse width
-  // instead of a division (a few dozen instructions in double on the GPU; bench/NOTES.md
-  // v9): exact pairs need only that it is monotone in x, which rounding preserves, and
-  // that a cell's edges are right to within the rounding pad, which exceeds its error of
-  // an ulp or two by orders of magnitude (device_util.cuh, rounding_pad).
+  // instead of a division (a few dozen instructions in double on the GPU;
+  // docs/perf-log.md): exact pairs need only that it is monotone in x, which rounding
+  // preserves, and that a cell's edges are right to within the rounding pad, which
+  // exceeds its error of an ulp or two by orders of magnitude (device_util.cuh,
+  // rounding_pad).
   // T: the arithmetic. Bodies are placed in their cells in double (raw_coord); the HSX
-  // walks compute their windows in the bodies' precision (bench/NOTES.md v14: float on
-  // the GPU's usual path): a window needs only to cover its cells to within the
-  // rounding pad, which the few ulps of float rounding are far inside.
+  // walks compute their windows in the bodies' precision (float on the GPU's usual path:
+  // fewer instructions, docs/perf-log.md): a window needs only to cover its cells to
+  // within the rounding pad, which the few ulps of float rounding are far inside.
   template <class T>
   NESTSIM_HD long long coord(T x, int a) const {
     using std::floor;
@@ -113,7 +114,7 @@ struct LargePlan {
 // How much one task of a large body does: bodies tested by one direct task, rim
 // columns walked by one column task. Small tasks on the GPU, where a task is one
 // thread's chain of dependent loads and parallelism hides their latency; larger ones on
-// the CPU, where each task pays the owner search and plan (bench/NOTES.md v3, v5).
+// the CPU, where each task pays the owner search and plan (docs/perf-log.md).
 struct TaskSize {
   uint32_t direct_chunk = 128;
   uint32_t columns = 8;
@@ -138,8 +139,8 @@ NESTSIM_HD inline LargePlan plan_large(const GridSpec& g, const T* x, T reach,
       if (p.lo[a] > p.hi[a]) misses = true;  // the window misses the grid: no small body near
     }
   }
-  // One return (v40: an early return from the unrolled loop above put the plan in the
-  // GPU walks' stack frame); a plan that misses has no columns and no tasks.
+  // One return (an early return from the unrolled loop above puts the plan in the GPU
+  // walks' stack frame); a plan that misses has no columns and no tasks.
   if (misses) {
     p = LargePlan{};
   } else {

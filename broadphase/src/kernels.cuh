@@ -1,5 +1,5 @@
-// Functors of the broad phase: one per step of Algorithm 1 of the HSX paper
-// (../shared/seeds/hsx-nested-hollow-sphere-intersection.txt), each run by one
+// Functors of the broad phase: one per step of Algorithm 1 of the HSX paper (Köster,
+// Perumalla, Uhrmacher 2017; docs/design.md), each run by one
 // thrust::for_each over bodies, cells or tasks. Every pair step comes in a counting
 // and a writing flavour (section 4.2: count -> prefix sum -> write).
 #pragma once
@@ -196,15 +196,18 @@ struct CircularPairs {
 
 // ---------------------------------------------------------------------------------
 // A small body's centre and radius in one aligned load (16 bytes in float): the pair
-// steps read them for every candidate (bench/NOTES.md v5).
+// steps read them for every candidate (docs/perf-log.md, "HSX without host round
+// trips").
 template <class Real>
 struct alignas(4 * sizeof(Real)) PackedBody {
   Real x, y, z, r;  // z = 0 in 2D
 };
 
 // The cell grid of one or more groups of levels, in one table: every body sorted by
-// (group, bucket) (device_util.cuh, SortedGrid). HSX puts each group of levels in its own grid (bench/
-// NOTES.md v8: one sort and one pair pass for all groups); grid_uniform has one group.
+// (group, bucket) (device_util.cuh, SortedGrid). HSX puts each group of levels in its
+// own grid, all sorted at once with one pair pass for all groups (cheaper than a sort and
+// a pass per level; docs/perf-log.md, "all groups of levels in one counting sort");
+// grid_uniform has one group.
 struct GroupGrid {
   GridSpec grid;
   uint64_t bucket_base = 0;      // the group's first bucket in the shared table
@@ -238,7 +241,8 @@ struct LevelToGroup {
 // key, in one aligned record (32 bytes in float: one memory sector), written in the
 // caller's order by BinGroups and placed (counting sort) or gathered (radix sort) into
 // sorted order, where the walks read it: a candidate's centre, radius, thickness and id
-// in one sector (bench/NOTES.md v9, v17).
+// in one sector (docs/perf-log.md, "records, bounded launches" and "records read in
+// place").
 template <class Real>
 struct alignas(8 * sizeof(Real)) BodyRecord {
   PackedBody<Real> packed;
@@ -349,8 +353,8 @@ struct BinGroups {
 // Section 4.1, step 4 (counting sort): each body's record goes to its place, bucket
 // start + rank: one coalesced read and one scattered sector write per body. Building
 // the record here from the caller's arrays instead (no record in the caller's order)
-// was measured slower on the H100 (bench/NOTES.md v18: place 71 -> 93 us at 1e6, bin
-// 41 -> 26 us).
+// is slower on the H100 (place 71 -> 93 us at 1e6, bin 41 -> 26 us; docs/perf-log.md,
+// "records placed from the caller's arrays rejected").
 template <class Real>
 struct PlaceSorted {
   const uint32_t* bucket_of;
@@ -365,7 +369,7 @@ struct PlaceSorted {
 
 // PlaceSorted's destinations as a permutation, source_of[position] = body, for
 // GatherSorted: 4-byte scatters and a gather of records instead of 32-byte scatters
-// (bench/NOTES.md v43).
+// (docs/perf-log.md, "the counting sort's records moved by a gather").
 struct PlaceSources {
   const uint32_t* bucket_of;
   const uint32_t* rank;
@@ -376,14 +380,15 @@ struct PlaceSources {
   }
 };
 
-// The radix sort's bucket table in one pass over the sorted buckets (bench/NOTES.md
-// v27; before: a zero fill, the ends marked, a running maximum over the table): entry b
-// is the first sorted position whose bucket is >= b, so position i (0 <= i <= n) writes
-// the entries from the previous position's bucket + 1 to its own (position n: to the
-// table's end), each entry once. A run longer than `long_run` entries (an empty stretch
-// of cells) is recorded in `runs` instead, for the GPU's long_bucket_runs (the CPU sets
-// no limit): no thread writes more than long_run entries. `runs` has room for every
-// such run ((table + 1) / (long_run + 1) + 1 entries); *run_count is zeroed before.
+// The radix sort's bucket table in one pass over the sorted buckets (one pass instead of
+// a zero fill, marked ends and a running maximum over the table; docs/perf-log.md, "the
+// bucket table"): entry b is the first sorted position whose bucket is >= b, so position
+// i (0 <= i <= n) writes the entries from the previous position's bucket + 1 to its own
+// (position n: to the table's end), each entry once. A run longer than `long_run` entries
+// (an empty stretch of cells) is recorded in `runs` instead, for the GPU's
+// long_bucket_runs (the CPU sets no limit): no thread writes more than long_run entries.
+// `runs` has room for every such run ((table + 1) / (long_run + 1) + 1 entries);
+// *run_count is zeroed before.
 struct BucketRun {
   uint32_t first, last, position;  // entries [first, last] start at `position`
 };
@@ -432,7 +437,7 @@ NESTSIM_HD inline bool larger_side_skips(Real rb, Real ra, uint32_t t, uint32_t 
 // The exact test of sorted body t against a fixed body a, emitting (id_a, id[t]).
 // OnlySmaller: a tests only partners no larger than itself, ties only those sorted
 // after it (GroupSmallPairs, larger side); a parameter, not a flag, so that the other
-// walks test nothing more per candidate (bench/NOTES.md v15).
+// walks test nothing more per candidate (measured on the CPU; docs/perf-log.md).
 
 template <class Real, class Emitter, bool OnlySmaller = false>
 struct TestAgainst {
@@ -452,7 +457,7 @@ struct TestAgainst {
       if (larger_side_skips(rb, ra, t, self)) return;
     }
 #if !defined(__CUDA_ARCH__)
-    // The CPU's hot loop (bench/NOTES.md, "CPU: the candidate test"): without the
+    // The CPU's hot loop (docs/perf-log.md, "CPU: the candidate test"): without the
     // per-axis dimension and periodic branches of Space::distance2. The same sums in the
     // same order: z is 0 for both bodies in 2D, and adding a square of +0 changes nothing.
     if (open) {
@@ -486,14 +491,14 @@ struct OwnTests {
 };
 
 // ---------------------------------------------------------------------------------
-// The GPU's fused pair pass with the candidates tested by the whole warp (bench/
-// NOTES.md v16). A walk's bucket ranges differ in number and length from lane to lane,
-// so a warp whose lanes each test their own ranges runs with a few lanes active (v14:
-// 10.7 of 32 in the small-small walk, 3 in its candidate loop). Here each lane walks its
-// window as before but keeps its first kWarpSlots non-empty ranges in shared memory
-// (later ones, and the cells of hashed grids, it tests itself); then the warp numbers
-// all the kept candidates and each lane tests every 32nd of them, against the owner's
-// fields, also kept in shared memory.
+// The GPU's fused pair pass with the candidates tested by the whole warp
+// (docs/perf-log.md, "each warp's candidates tested by all its lanes"). A walk's bucket
+// ranges differ in number and length from lane to lane, so a warp whose lanes each test
+// their own ranges runs with a few lanes active (measured: 10.7 of 32 in the small-small
+// walk, 3 in its candidate loop). Here each lane walks its own window but keeps its first
+// kWarpSlots non-empty ranges in shared memory (later ones, and the cells of hashed
+// grids, it tests itself); then the warp numbers all the kept candidates and each lane
+// tests every 32nd of them, against the owner's fields, also kept in shared memory.
 constexpr uint32_t kWarpSlots = 8;
 
 template <class Real>
@@ -503,7 +508,8 @@ struct WarpOwner {  // what a candidate is tested against
 };
 
 // A window's dense columns, deferred by the walk of one lane so that the whole warp
-// walks them (bench/NOTES.md v19): the plan's cells (unwrapped; a dense table has fewer
+// walks them (docs/perf-log.md, "the warp walks its lanes' columns together"): the plan's
+// cells (unwrapped; a dense table has fewer
 // than 2^31 cells on each axis), the reach, and columns [c0, c0 + columns) of it.
 template <class Real>
 struct ColumnJob {
@@ -533,7 +539,8 @@ struct RangeSlots;
 // collector of its ranges.
 // The calling thread's lane, read from the special register at each use: a volatile
 // read that the compiler neither hoists nor keeps, so that the lane is not one more
-// value live across the whole walk (bench/NOTES.md v40: it was spilled to the stack).
+// value live across the whole walk, which would be spilled to the stack
+// (docs/perf-log.md, "two values fewer in the walks' stack frame").
 NESTSIM_HD inline uint32_t lane_now(uint32_t host_lane) {
 #if defined(__CUDA_ARCH__)
   (void)host_lane;
@@ -713,7 +720,8 @@ struct MoorePairs {
   }
 };
 
-// HSX over all groups of levels at once (bench/NOTES.md v8).
+// HSX over all groups of levels at once (docs/perf-log.md, "all groups of levels in one
+// counting sort").
 template <class Real>
 struct GroupedView {
   SortedBodies<Real> s;
@@ -766,7 +774,8 @@ struct WindowVisitor {
 // In a group whose radii span several levels (GroupGrid::larger_side), each pair is
 // found from its larger member instead (ties: the one sorted first), whose partners'
 // centres lie within 2 r_a: a window that shrinks with a's own radius rather than
-// spanning the group's largest, at the price of the row skip (bench/NOTES.md v14).
+// spanning the group's largest, at the price of the row skip (docs/perf-log.md, "walk
+// geometry in float, task owners, the larger-side rule").
 template <class Real, int Dim, bool Write>
 struct GroupSmallPairs {
   static constexpr int dim = Dim;
@@ -851,13 +860,13 @@ struct GroupLargeTasks {
   }
 };
 
-// Each task's item without a binary search per task (bench/NOTES.md v14): the first
-// task of every item that has tasks marks (first task << 32) | item in a zeroed array,
-// and an inclusive maximum scan then fills each run of tasks with it (first tasks and
-// items ascend together): a task learns its rank in its item without reading
-// task_start (v38). The table holds `capacity` (< 2^32) tasks (the total is not read
-// back, bench/NOTES.md v18): tasks past it get no owner, and find() runs again with a
-// larger table.
+// Each task's item without a binary search per task (docs/perf-log.md, "task owners"):
+// the first task of every item that has tasks marks (first task << 32) | item in a zeroed
+// array, and an inclusive maximum scan then fills each run of tasks with it (first tasks
+// and items ascend together): a task learns its rank in its item without reading
+// task_start. The table holds `capacity` (< 2^32) tasks (the total is not read back,
+// which would stall the host; docs/perf-log.md, "the read-backs' gaps"): tasks past it
+// get no owner, and find() runs again with a larger table.
 struct MarkTaskOwners {
   const uint64_t* task_start;
   uint64_t capacity;

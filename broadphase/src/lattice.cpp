@@ -1,5 +1,5 @@
 // Host side of the lattice counts: the quadratic references and the procedural API of
-// ../shared/seeds/collision-count-procedures-readme.txt.
+// the "Elf Collision Count" README (docs/design.md, "The papers").
 #include <algorithm>
 #include <cstdlib>
 #include <limits>

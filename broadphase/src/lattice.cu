@@ -1,6 +1,7 @@
-// LatticeCounter: the O(N) lattice counts of ../shared/seeds/pairwise-interactions-
-// linear-and-balanced.txt (section III, Algorithms 1 and 2) on the backend, behind the
-// launch/fetch API of ../shared/seeds/collision-count-procedures-readme.txt.
+// LatticeCounter: the O(N) lattice counts of Saldanha, de Souza: "High Performance
+// Algorithms for Counting Collisions and Pairwise Interactions" (section III, Algorithms
+// 1 and 2) on the backend, behind the launch/fetch API of the "Elf Collision Count"
+// README (docs/design.md, "The papers").
 // Asynchrony per backend: see nestsim/lattice.h.
 #include <thrust/device_vector.h>
 #include <thrust/execution_policy.h>

@@ -1,5 +1,5 @@
-// Functors of the lattice counts (../shared/seeds/pairwise-interactions-linear-and-
-// balanced.txt, section III): each loop over the beads of Algorithms 1 and 2 becomes
+// Functors of the lattice counts (Saldanha, de Souza: "High Performance Algorithms for
+// Counting Collisions and Pairwise Interactions", section III): each loop over the beads of Algorithms 1 and 2 becomes
 // one thrust::for_each over bead indices. The seed's sequential "read, add, increment"
 // becomes an atomic fetch-add: the old value is the number of beads placed on the site
 // before this one, whatever the order, so the sum of old values is the same

@@ -1,5 +1,7 @@
-// The device broad phase: HSX (Algorithm 1 of ../shared/seeds/hsx-nested-hollow-
-// sphere-intersection.txt, sections 3-4) and the brute-force reference.
+// The device broad phase: HSX (Algorithm 1 of the HSX paper, Köster, Perumalla,
+// Uhrmacher: "Efficient Simulation of Nested Hollow Sphere Intersections for Dynamically
+// Nested Compartmental Models in Cell Biology", sections 3-4; docs/design.md) and the
+// brute-force reference.
 //
 // find() in outline:
 //  1. effective radii: skin added; solid mode (SSX) is HSX with thickness = radius;
@@ -97,18 +99,18 @@ using nestsim::natural_level;  // nestsim/levels.h
 
 constexpr int kLevels = 64;
 
-// Level bases tried (bench/NOTES.md v34, v35): d0 2^(j/4), j < 4 kOctaves. Any base >=
-// the finest keeps HSX exact; the base moves every level's width, so where the group
-// plan's first boundary falls, and with it the first group's cell width (the phase
-// choose_level_base picks). The GPU histograms the first kPhases (one octave) in one
-// pass; phase j + 4 is phase j with every level one lower (natural_level(D, 2 d) =
-// max(0, natural_level(D, d) - 1), exactly: the same mantissa), so the host derives the
-// higher octaves' histograms, which serve sparse scenes whose first group is level 0
-// (cells of one diameter, far below the spacing). The CPU backend has one phase per
-// octave and keeps phase 0 unless told (its costs are not measured). The same for the
-// cells' growth in sparse scenes (v36, kCellGrowMax below: 4x at most on the GPU) and
-// their shrinking in dense ones (v37, kCellShrinkMax: to a quarter at most): none on the
-// CPU unless told.
+// Level bases tried (docs/perf-log.md, "the level base chosen among four phases"):
+// d0 2^(j/4), j < 4 kOctaves. Any base >= the finest keeps HSX exact; the base moves every
+// level's width, so where the group plan's first boundary falls, and with it the first
+// group's cell width (the phase choose_level_base picks). The GPU histograms the first
+// kPhases (one octave) in one pass; phase j + 4 is phase j with every level one lower
+// (natural_level(D, 2 d) = max(0, natural_level(D, d) - 1), exactly: the same mantissa),
+// so the host derives the higher octaves' histograms, which serve sparse scenes whose
+// first group is level 0 (cells of one diameter, far below the spacing). The CPU backend
+// has one phase per octave and keeps phase 0 unless told (its costs are not measured).
+// The same for the cells' growth in sparse scenes (kCellGrowMax below: 4x at most on the
+// GPU) and their shrinking in dense ones (kCellShrinkMax: to a quarter at most): none on
+// the CPU unless told.
 constexpr int kOctaves = 3;
 #if defined(NESTSIM_BACKEND_CUDA)
 constexpr int kPhases = 4;  // at most 4: level_histogram_kernel packs a byte per phase
@@ -126,7 +128,8 @@ NESTSIM_HD constexpr double phase_scale(int j) {  // 2^(j/4), j < 4
 }
 
 // Algorithm 1 line 1 and the natural levels' histogram, as one record: on the GPU built
-// on the device and read back once (bench/NOTES.md v10).
+// on the device and read back once (each read-back stalls the host; docs/perf-log.md,
+// "the level plan on the device, one read-back").
 struct LevelPlan {
   detail::Extent bounds;
   double pad = 0;          // device_util.cuh, rounding_pad
@@ -183,14 +186,15 @@ struct LevelHistogram {
 // block (peers with the same level add once, __match_any_sync), one global atomic per
 // bin and block, into the plan, which the host reads back once: the histogram's last
 // block (a ticket counter, `done`, zero before and after) copies the plan into the
-// host's mapped buffer and sets the flag the host polls (HostStage::mapped_back; v32:
-// no copy kernel of its own), unless `mapped` is null (the read-backs do not poll).
+// host's mapped buffer and sets the flag the host polls (HostStage::mapped_back; no copy
+// kernel of its own), unless `mapped` is null (the read-backs do not poll).
 
 template <class Real>
 struct FinishLevelPlan {
   detail::PadSpace space;
   LevelPlan* plan;
-  // Every thread of the extent's last block: the histograms zeroed (v38: not by one).
+  // Every thread of the extent's last block: the histograms zeroed (by the whole block:
+  // one thread's serial loop would be the launch's tail).
   __device__ void share(unsigned thread, unsigned threads) const {
     for (unsigned k = thread; k < unsigned(kPhases * kLevels); k += threads)
       plan->histogram[k / kLevels][k % kLevels] = 0;
@@ -216,7 +220,7 @@ __global__ void level_histogram_kernel(const Real* radius, uint32_t n, LevelPlan
     static_assert(kPhases <= 4 && kLevels <= 256, "a byte per phase in one 32-bit key");
     const unsigned active = __activemask();
     // The body's level in each phase, a byte each (levels < 64): one match finds the
-    // lanes with the same levels in all phases (v38: one match per phase before).
+    // lanes with the same levels in all phases (fewer matches than one per phase).
     int k[kPhases];
     unsigned levels = 0;
 #pragma unroll
@@ -350,12 +354,13 @@ struct Group {
   bool brute;     // brute force over [begin, n): the last few large bodies
 };
 
-// Rim cells a large body walks per small body before its level is merged upwards
-// (bench/NOTES.md v4, v5 and v8: on the H100 2 since all groups share one sort and one
-// pair pass, 1 was 1-13% slower at phi 0.3 and equal at phi 0.1; on 2 CPU cores 0.25,
-// 1 costs a third more at 1e6, phi 0.1).
+// Rim cells a large body walks per small body before its level is merged upwards: on
+// the H100 2 (with all groups sharing one sort and one pair pass, 1 is 1-13% slower at
+// phi 0.3 and equal at phi 0.1); on 2 CPU cores 0.25 (1 costs a third more at 1e6, phi
+// 0.1). docs/perf-log.md, "level planning factor" and "all groups of levels in one
+// counting sort".
 // Both can be overridden for tuning experiments: NESTSIM_HSX_RIM_PER_SMALL,
-// NESTSIM_HSX_BRUTE_REMAINDER (bench/NOTES.md).
+// NESTSIM_HSX_BRUTE_REMAINDER (docs/perf-log.md).
 double env_or(const char* name, double fallback) {
   const char* v = std::getenv(name);
   return v ? std::atof(v) : fallback;
@@ -366,9 +371,10 @@ const double kRimPerSmall = env_or("NESTSIM_HSX_RIM_PER_SMALL", 2.0);
 const double kRimPerSmall = env_or("NESTSIM_HSX_RIM_PER_SMALL", 0.25);
 #endif
 // Work per large-body task (grid.cuh, TaskSize); NESTSIM_HSX_COLUMNS_PER_TASK and
-// NESTSIM_HSX_DIRECT_CHUNK override them for tuning (bench/NOTES.md v5; v9: 4 columns
-// per task on the H100 since a task steps from column to column without a division;
-// v45: 8 from kWideTaskBodies bodies on, task_size_for).
+// NESTSIM_HSX_DIRECT_CHUNK override them for tuning. On the H100 4 columns per task (a
+// task steps from column to column without a division), 8 from kWideTaskBodies bodies on
+// (task_size_for); docs/perf-log.md, "records, bounded launches" and "8 columns per
+// large task".
 uint32_t env_count(const char* name, uint32_t fallback) {
   return std::max<uint32_t>(1, uint32_t(env_or(name, fallback)));
 }
@@ -376,16 +382,17 @@ uint32_t env_count(const char* name, uint32_t fallback) {
 const detail::TaskSize kTaskSize{env_count("NESTSIM_HSX_DIRECT_CHUNK", 32),
                                  env_count("NESTSIM_HSX_COLUMNS_PER_TASK", 4)};
 // From this many bodies in a find the GPU's large tasks take 8 columns each, not 4
-// (bench/NOTES.md v44, v45; H100, exponential scenes: 8 was 0-2% faster at 1e7 in
-// three calls, within +-3% at 1e6, but 5-40% slower at 1e5-3e5, where 4's twice as
-// many tasks fill the GPU better).
+// (H100, exponential scenes: 8 is 0-2% faster at 1e7 in three calls, within +-3% at 1e6,
+// but 5-40% slower at 1e5-3e5, where 4's twice as many tasks fill the GPU better;
+// docs/perf-log.md, "8 columns per large task from 6e5 bodies").
 constexpr uint32_t kWideTaskBodies = 600000;
 constexpr double kWideTaskColumns = 8;
 #else
 const detail::TaskSize kTaskSize{env_count("NESTSIM_HSX_DIRECT_CHUNK", 128),
                                  env_count("NESTSIM_HSX_COLUMNS_PER_TASK", 8)};
 #endif
-// The task size of a group whose ns members fill `cells` cells (bench/NOTES.md v13).
+// The task size of a group whose ns members fill `cells` cells (docs/perf-log.md, "task
+// size per group").
 // On the GPU, kTaskSize.columns was measured where cells hold about half a body (the
 // exponential scenes at phi 0.1-0.3, 0.46-0.59 members per cell); in crowded grids
 // (volume fraction 1-3: 4-13 members per cell) a column holds that many times more
@@ -413,8 +420,9 @@ detail::TaskSize task_size_for(double ns, double cells, uint32_t n) {
   return size;
 }
 // Resident blocks of 256 threads per SM asked of the fused pair steps on the GPU
-// (device_util.cuh, for_each_bounded; bench/NOTES.md v9). Built with
-// -DNESTSIM_TUNE_LAUNCH, NESTSIM_PAIR_MIN_BLOCKS picks 0 (thrust's loop), 3, 4, 5 or 6.
+// (device_util.cuh, for_each_bounded; docs/perf-log.md, "records, bounded launches").
+// Built with -DNESTSIM_TUNE_LAUNCH, NESTSIM_PAIR_MIN_BLOCKS picks 0 (thrust's loop), 3,
+// 4, 5 or 6.
 constexpr int kPairMinBlocks = 4;
 template <class F, class Index>
 void launch_pair_step(Index n, F f) {
@@ -440,7 +448,7 @@ constexpr uint32_t kWarpBlockThreads = sizeof(Real) == 4 ? detail::kBoundedThrea
                                                          : detail::kBoundedThreads / 2;
 // Resident blocks of 256 threads per SM asked of warp_tested_items (the register
 // budget: 65536 / (256 k)); -DNESTSIM_WALK_MIN_BLOCKS=k overrides it for tuning
-// (bench/NOTES.md v39: 2, 3 and 5 slower than 4 on the H100).
+// (2, 3 and 5 are slower than 4 on the H100; docs/perf-log.md, "the walks' occupancy").
 #if defined(NESTSIM_WALK_MIN_BLOCKS)
 constexpr int kWalkMinBlocks = NESTSIM_WALK_MIN_BLOCKS;
 #else
@@ -448,10 +456,11 @@ constexpr int kWalkMinBlocks = kPairMinBlocks;
 #endif
 
 // The fused pair pass of the HSX walks with the warp sharing its work (kernels.cuh,
-// WarpRanges; bench/NOTES.md v16, v19): each lane plans its item's walk; the columns
-// of dense windows (`defer`) are numbered across the warp and each lane walks every
-// 32nd of them (walk_warp_column); the bucket ranges kept on the way are numbered
-// likewise and each lane tests every 32nd candidate against its owner's fields.
+// WarpRanges; docs/perf-log.md, "each warp's candidates tested by all its lanes" and "the
+// warp walks its lanes' columns together"): each lane plans its item's walk; the columns
+// of dense windows (`defer`) are numbered across the warp and each lane walks every 32nd
+// of them (walk_warp_column); the bucket ranges kept on the way are numbered likewise and
+// each lane tests every 32nd candidate against its owner's fields.
 template <class Real, class Step, class Index>
 __global__ void __launch_bounds__(kWarpBlockThreads<Real>,
                                   kWalkMinBlocks * detail::kBoundedThreads / kWarpBlockThreads<Real>)
@@ -464,7 +473,7 @@ __global__ void __launch_bounds__(kWarpBlockThreads<Real>,
   ranges.defer = defer;
   if (i < n) step.walk_with(i, e, ranges);
   if (defer) {
-    const uint32_t lane = detail::lane_now(0);  // read again after the walk (v40)
+    const uint32_t lane = detail::lane_now(0);  // read again: not kept live across the walk
     const uint32_t columns = ranges.columns;
     const uint32_t end = detail::warp_inclusive_sum(columns, lane);
     const uint32_t total = __shfl_sync(0xffffffffu, end, 31);
@@ -492,10 +501,11 @@ __global__ void __launch_bounds__(kWarpBlockThreads<Real>,
   }
 }
 
-// NESTSIM_HSX_WARP_TESTS=0: each lane tests its own candidates (v15's pass).
+// NESTSIM_HSX_WARP_TESTS=0: each lane tests its own candidates (the per-lane pass).
 // NESTSIM_HSX_WARP_SLOTS: ranges a lane keeps (1..kWarpSlots; fewer make the lanes test
 // more ranges themselves: the tests' overflow case).
-// NESTSIM_HSX_WARP_COLUMNS=0: each lane walks its own window's columns (v16's pass).
+// NESTSIM_HSX_WARP_COLUMNS=0: each lane walks its own window's columns (the per-lane
+// column walk).
 const bool kWarpTests = env_or("NESTSIM_HSX_WARP_TESTS", 1) != 0;
 const uint32_t kWarpSlotsUsed = uint32_t(
     std::clamp(env_or("NESTSIM_HSX_WARP_SLOTS", detail::kWarpSlots), 0.0, double(detail::kWarpSlots)));
@@ -515,11 +525,11 @@ void launch_warp_tested(Index n, const Step& step, cudaStream_t stream) {
 #endif
 
 #if !defined(NESTSIM_BACKEND_CUDA)
-// The fused pair pass on the CPU (bench/NOTES.md v17): instead of count -> scan ->
-// write, which walks every item that has pairs twice, chunks of items walk once into a
-// vector of their own and append it after the running total with one atomic add per
-// chunk (GPU: one per warp, kernels.cuh, run_pair_step). Places depend on timing; HSX
-// sorts the pairs afterwards.
+// The fused pair pass on the CPU (20-28% faster on 2 cores; docs/perf-log.md, "the CPU's
+// fused pair pass"): instead of count -> scan -> write, which walks every item that has
+// pairs twice, chunks of items walk once into a vector of their own and append it after
+// the running total with one atomic add per chunk (GPU: one per warp, kernels.cuh,
+// run_pair_step). Places depend on timing; HSX sorts the pairs afterwards.
 constexpr uint64_t kFusedChunk = 512;
 
 struct VectorEmitter {
@@ -549,11 +559,11 @@ struct FusedChunk {
 
 // From this many large items on, the large-small tasks find their item in a table
 // (kernels.cuh, MarkTaskOwners: three more launches) rather than by a binary search of
-// log2(items) dependent loads each (bench/NOTES.md v14: on the H100 2% at 1e7 bodies,
-// phi 0.3, and within the noise at 1e6, where items are 8e4-2e5; on 2 CPU cores 2-3%
-// slower at 1e6, phi 0.1: there the search's loads hit the cache and each thread takes
-// many tasks, so the CPU never builds the table). NESTSIM_HSX_TASK_OWNERS_MIN_ITEMS
-// overrides it (0: always).
+// log2(items) dependent loads each (docs/perf-log.md, "task owners": on the H100 2% at
+// 1e7 bodies, phi 0.3, and within the noise at 1e6, where items are 8e4-2e5; on 2 CPU
+// cores 2-3% slower at 1e6, phi 0.1: there the search's loads hit the cache and each
+// thread takes many tasks, so the CPU never builds the table).
+// NESTSIM_HSX_TASK_OWNERS_MIN_ITEMS overrides it (0: always).
 #if defined(NESTSIM_BACKEND_CUDA)
 const double kTaskOwnersMinItems = env_or("NESTSIM_HSX_TASK_OWNERS_MIN_ITEMS", 65536);
 #else
@@ -561,20 +571,23 @@ const double kTaskOwnersMinItems = env_or("NESTSIM_HSX_TASK_OWNERS_MIN_ITEMS", 1
 #endif
 
 // The large items' work (tasks, scans, owners, walk) on a side stream beside the
-// small-small walk (GPU, with the warp's tests; bench/NOTES.md v41).
+// small-small walk (GPU, with the warp's tests; docs/perf-log.md, "the large bodies' work
+// beside the small-small walk").
 // NESTSIM_HSX_LARGE_BESIDE=0: after it, on the default stream (the tests' variant).
 const bool kLargeBeside = env_or("NESTSIM_HSX_LARGE_BESIDE", 1) != 0;
-// The radix sort's bucket table built on the side stream beside the records' gather
-// (GPU; bench/NOTES.md v42). NESTSIM_HSX_TABLE_BESIDE=0: after it.
+// The radix sort's bucket table built on the side stream beside the records' gather (GPU;
+// docs/perf-log.md, "the bucket table beside the gather"). NESTSIM_HSX_TABLE_BESIDE=0:
+// after it.
 const bool kTableBeside = env_or("NESTSIM_HSX_TABLE_BESIDE", 1) != 0;
 
-// Small-small pairs from the larger member (kernels.cuh, GroupSmallPairs) in groups
-// whose members' radii span at least this many levels and that hold at most one member
-// per cell (bench/NOTES.md v14): there a member's window shrinks with its own radius to
-// fewer cells. A group of one level, or of crowded cells (where a cell visit costs the
-// same whatever the window, and the concentric shells share one cell), keeps the row
-// skip of the sorted-order rule. 0: never. NESTSIM_HSX_LARGER_SIDE_LEVELS overrides it.
-// NESTSIM_HSX_LARGER_SIDE_PER_CELL overrides the occupancy bound (the tests lift it).
+// Small-small pairs from the larger member (kernels.cuh, GroupSmallPairs) in groups whose
+// members' radii span at least this many levels and that hold at most one member per cell
+// (docs/perf-log.md, "the larger-side rule"): there a member's window shrinks with its
+// own radius to fewer cells. A group of one level, or of crowded cells (where a cell
+// visit costs the same whatever the window, and the concentric shells share one cell),
+// keeps the row skip of the sorted-order rule. 0: never. NESTSIM_HSX_LARGER_SIDE_LEVELS
+// overrides it. NESTSIM_HSX_LARGER_SIDE_PER_CELL overrides the occupancy bound (the tests
+// lift it).
 const int kLargerSideLevels = int(env_or("NESTSIM_HSX_LARGER_SIDE_LEVELS", 2));
 const double kLargerSideMaxPerCell = env_or("NESTSIM_HSX_LARGER_SIDE_PER_CELL", 1.0);
 
@@ -587,8 +600,9 @@ const uint32_t kBruteRemainder = uint32_t(env_or("NESTSIM_HSX_BRUTE_REMAINDER", 
 const double kKeepListBuffersBytes = env_or("NESTSIM_LIST_KEEP_BYTES", double(uint64_t(1) << 31));
 
 // HSX over at most this many bodies tests all pairs (BroadphaseOptions::hsx_small_n):
-// the crossover measured in bench/NOTES.md v6, moved down in v9 (the grid path now
-// costs ~0.3 ms at 2e4-3e4 bodies, the tiled all-pairs pass 0.16 ms at 1e4, 0.42 at 2e4).
+// the measured crossover on the H100 (the grid path costs ~0.3 ms at 2e4-3e4 bodies, the
+// tiled all-pairs pass 0.16 ms at 1e4, 0.42 at 2e4; docs/perf-log.md, "all pairs for
+// small n").
 #if defined(NESTSIM_BACKEND_CUDA)
 const double kSmallN = env_or("NESTSIM_HSX_SMALL_N", 15000);
 #else
@@ -602,25 +616,27 @@ bool all_pairs_for(const BroadphaseOptions& options, uint32_t n) {
 // Crowded cells. ns bodies in `cells` cells share a cell in at least ns (ns / cells - 1)
 // / 2 pairs (Cauchy-Schwarz: the sum of squared occupancies is at least ns^2 / cells),
 // and the small-pair pass tests each of them. When that lower bound, times the grid's
-// cost per candidate relative to one test of the all-pairs pass, exceeds the n (n - 1) / 2
-// tests of the all-pairs pass, the grid cannot win: concentric shells, whose centres
-// all fall in one cell of the top group (bench/NOTES.md v7). Only in the automatic mode
-// (hsx_small_n = -1); NESTSIM_HSX_GRID_TEST_COST overrides the cost ratio.
+// cost per candidate relative to one test of the all-pairs pass, exceeds the
+// n (n - 1) / 2 tests of the all-pairs pass, the grid cannot win: concentric shells,
+// whose centres all fall in one cell of the top group (docs/perf-log.md, "crowded cells
+// -> all pairs"). Only in the automatic mode (hsx_small_n = -1);
+// NESTSIM_HSX_GRID_TEST_COST overrides the cost ratio.
 #if defined(NESTSIM_BACKEND_CUDA)
 const double kGridTestCost = env_or("NESTSIM_HSX_GRID_TEST_COST", 2.0);
 #else
 const double kGridTestCost = env_or("NESTSIM_HSX_GRID_TEST_COST", 1.0);
 #endif
 
-// Cell width of a group's grid relative to its top diameter d (bench/NOTES.md v8): the
-// small-pair windows and the rim walks search cells of this width; members' radii stay
-// bounded by d / 2 whatever the cells. NESTSIM_HSX_CELL_FRACTION overrides it.
+// Cell width of a group's grid relative to its top diameter d: the small-pair windows and
+// the rim walks search cells of this width; members' radii stay bounded by d / 2 whatever
+// the cells. NESTSIM_HSX_CELL_FRACTION overrides it.
 const double kCellFraction = std::max(1.0 / 64, env_or("NESTSIM_HSX_CELL_FRACTION", 1.0));
 
 // The host's part of find() between two GPU phases (the GPU waits for it): the rim
 // estimate of every level in one pass, not a sum of pow() terms per candidate top
-// (bench/NOTES.md v27: 10-15 us per find). rim[t] = sum over b > t of histogram[b]
-// growth^(b - t) = growth (histogram[t + 1] + rim[t + 1]); rest[t] the bodies above t.
+// (those cost 10-15 us per find; docs/perf-log.md, "the host's plan").
+// rim[t] = sum over b > t of histogram[b] growth^(b - t)
+//        = growth (histogram[t + 1] + rim[t + 1]); rest[t] the bodies above t.
 // The groups go to out[0, count), count returned; at most `limit` of them (each group
 // takes at least one level, the brute-force remainder one more: kMaxGroups serve all).
 constexpr int kMaxGroups = kLevels + 1;
@@ -658,33 +674,34 @@ int plan_groups(const uint32_t* histogram, int dim, uint32_t n, Group* out, int 
 }
 
 // The first group's cell width over its members' mean spacing (the side of the centres'
-// box per member) that the level base aims at (bench/NOTES.md v34: on the H100, from
-// 1e6 to 1e7 bodies at volume fractions 0.1 and 0.3, the phase closest to 0.88 was the
-// fastest of the four in each of ten scenes; 2e6 and 5e6 gain 7-16%, 1e6 and 1e7 0-5%).
+// box per member) that the level base aims at (on the H100, from 1e6 to 1e7 bodies at
+// volume fractions 0.1 and 0.3, the phase closest to 0.88 is the fastest of the four in
+// each of ten scenes; 2e6 and 5e6 gain 7-16%, 1e6 and 1e7 0-5%; docs/perf-log.md, "the
+// level base chosen among four phases").
 // Finer cells cost large items and table cells, coarser ones candidates per body.
-// NESTSIM_HSX_CELL_SPACING overrides it; 0 keeps phase 0 (d0 as before v34). Below
-// kPhaseMinN bodies phase 0 serves: at 1e5 the find is launch-bound and the phase
-// picked was 5-7% slower than phase 0 at phi 0.1 (the relevel a launch more), at 3e5
-// already 2-5% faster (NESTSIM_HSX_PHASE_MIN_N overrides it).
+// NESTSIM_HSX_CELL_SPACING overrides it; 0 keeps phase 0 (d0 from the smallest diameter,
+// as Algorithm 1 line 1). Below kPhaseMinN bodies phase 0 serves: at 1e5 the find is
+// launch-bound and the phase picked is 5-7% slower than phase 0 at phi 0.1 (the relevel a
+// launch more), at 3e5 already 2-5% faster (NESTSIM_HSX_PHASE_MIN_N overrides it).
 // NESTSIM_HSX_LEVEL_PHASE=j forces phase j (< kPhases kOctaves; tests/CMakeLists.txt);
-// NESTSIM_HSX_PHASES=m considers only the first m (v35's A/B).
+// NESTSIM_HSX_PHASES=m considers only the first m (for A/B measurements).
 const double kCellSpacing = env_or("NESTSIM_HSX_CELL_SPACING", 0.88);
 const double kPhaseMinN = env_or("NESTSIM_HSX_PHASE_MIN_N", 2.5e5);
 const int kForcedPhase = int(env_or("NESTSIM_HSX_LEVEL_PHASE", -1));
 // Where even the best phase leaves the first group's cells finer than that (sparse
 // scenes: at volume fraction 0.01-0.03 the group plan's cells are 0.4-0.55 spacings),
-// every group's cells grow by 2^(i/4), i <= kCellGrowMax, to come closest (v36; the
-// members' radii stay bounded by d / 2 whatever the cells, as with
-// NESTSIM_HSX_CELL_FRACTION). NESTSIM_HSX_CELL_GROW_MAX overrides it; 0 never grows (the
-// CPU's default: its costs are not measured).
+// every group's cells grow by 2^(i/4), i <= kCellGrowMax, to come closest
+// (docs/perf-log.md, "cells grown in sparse scenes"; the members' radii stay bounded by d
+// / 2 whatever the cells, as with NESTSIM_HSX_CELL_FRACTION). NESTSIM_HSX_CELL_GROW_MAX
+// overrides it; 0 never grows (the CPU's default: its costs are not measured).
 const int kCellGrowMax =
     std::clamp(int(env_or("NESTSIM_HSX_CELL_GROW_MAX", kDefaultCellGrowMax)), 0, 16);
 // Where even the finest phase leaves them coarser (dense scenes: phase 0 is the finest
 // base, and at volume fraction 1-3 its first group's cells are 1.1-1.7 spacings), every
-// group's cells shrink by 2^(-i/4), i <= kCellShrinkMax, likewise (v37: finer cells than
-// the group's diameter; its small-small windows reach r_a + d / 2 over more, smaller
-// cells, and the large bodies walk more rim cells). NESTSIM_HSX_CELL_SHRINK_MAX
-// overrides it; 0 never shrinks.
+// group's cells shrink by 2^(-i/4), i <= kCellShrinkMax, likewise (docs/perf-log.md,
+// "cells shrunk in dense scenes": finer cells than the group's diameter; its small-small
+// windows reach r_a + d / 2 over more, smaller cells, and the large bodies walk more rim
+// cells). NESTSIM_HSX_CELL_SHRINK_MAX overrides it; 0 never shrinks.
 const int kCellShrinkMax =
     std::clamp(int(env_or("NESTSIM_HSX_CELL_SHRINK_MAX", kDefaultCellShrinkMax)), 0, 16);
 const int kPhasesTried =
@@ -859,7 +876,7 @@ struct PairFinder<Real>::State {
   thrust::device_vector<unsigned> histogram_done;  // level_histogram_kernel's ticket counter
 
   // The bounds of the bodies, the pad, d0, each body's natural level (in `natural`)
-  // and the levels' histogram: on the GPU with one read-back (v10), else as it reads.
+  // and the levels' histogram: on the GPU with one read-back, else as it reads.
   LevelPlan plan_levels(const BodyArrays<Real>& in, uint32_t n, const detail::PadSpace& space) {
     ensure_size(natural, n);
     LevelPlan plan;
@@ -917,7 +934,8 @@ struct PairFinder<Real>::State {
   bool count_only = false;
 
   // The running pair total of this find(), on the device: each step appends after it
-  // without the host reading the step's count (bench/NOTES.md v5).
+  // without the host reading the step's count (a read-back per step stalls the host;
+  // docs/perf-log.md, "HSX without host round trips").
   thrust::device_vector<uint64_t> total;
 
   // Fused single pass (kernels.cuh, PairSink; FusedChunk on the CPU) instead of count ->
@@ -1050,10 +1068,11 @@ struct PairFinder<Real>::State {
 // onesweep pass (device_util.cuh, radix_sort_buckets): tables just above a multiple of 8
 // bits pay a whole pass more (1e7 bodies: ~18M buckets, 25 bits, 4 passes). There the
 // largest dense group's cells grow a little, by at most ~10% per axis (a third fewer
-// cells), until all tables fit the multiple below (bench/NOTES.md v20). The group's task
-// size and larger-side rule follow its new cells. NESTSIM_HSX_FIT_RADIX_BITS: the bits
-// per pass to fit (0: off; the CPU's default, whose thrust sort is a merge sort; the
-// tests use 1 on both backends, to reach the resized grids on small scenes).
+// cells), until all tables fit the multiple below (docs/perf-log.md, "one radix pass
+// fewer into cells at 1e7"). The group's task size and larger-side rule follow its new
+// cells. NESTSIM_HSX_FIT_RADIX_BITS: the bits per pass to fit (0: off; the CPU's default,
+// whose thrust sort is a merge sort; the tests use 1 on both backends, to reach the
+// resized grids on small scenes).
 #if defined(NESTSIM_BACKEND_CUDA)
 const int kFitRadixBits = int(env_or("NESTSIM_HSX_FIT_RADIX_BITS", 8));
 #else
@@ -1119,7 +1138,8 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
   const std::vector<Group>& groups = base.groups;
   const LevelCounts& histogram = base.histogram;
 
-  // One grid per group of levels, all in one table (bench/NOTES.md v8): cells of
+  // One grid per group of levels, all in one table (one sort for all groups;
+  // docs/perf-log.md, "all groups of levels in one counting sort"): cells of
   // base.cell_fraction (kCellFraction, grown in sparse scenes) times the group's top
   // diameter d; members have radius <= d / 2.
   std::vector<detail::GroupGrid> grids(groups.size());
@@ -1187,7 +1207,7 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
                                           uint32_t n, double pad, uint64_t items,
                                           bool radix) {
   detail::GroupedView<Real> v;
-  // The bucket table beside the gather (v42; the CPU's SideStream runs it in order).
+  // The bucket table beside the gather (the CPU's SideStream runs it in order).
   v.s = sorted.template build<Dim>(detail::policy(alloc), groups, raw(natural), to_group, in, n,
                                    radix, kTableBeside ? &side_stream : nullptr);
   phase.mark("sort by group and cell");
@@ -1197,8 +1217,9 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
   // Small-small pairs of every group, and the large-small pairs: items (large body,
   // smaller group) -> tasks -> their walk. On the GPU with the warp's tests, the large
   // items' work runs on a side stream of higher priority, beside the small-small walk
-  // (bench/NOTES.md v41): its chain of short kernels (tasks, scans, owners) and the two
-  // walks' tails overlap instead of following each other.
+  // (docs/perf-log.md, "the large bodies' work beside the small-small walk"): its chain
+  // of short kernels (tasks, scans, owners) and the two walks' tails overlap instead of
+  // following each other.
   v.items = items;
   const bool large = items > 0;
   bool side = false;
@@ -1208,10 +1229,10 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
   // The buffers first: a new buffer's zero fill runs on the default stream.
   if (large && task_capacity == 0) task_capacity = 2 * items + 1024;  // the first guess
   const uint64_t tasks = task_capacity;
-  // The task total stays on the device (bench/NOTES.md v18): the owners' table and the
-  // walk cover task_capacity tasks, those past the total return at once, and find()
-  // reads the total with the pair count (total[1]); a total beyond the capacity grows
-  // it and runs the call again, as the pair buffer does.
+  // The task total stays on the device (no read-back; docs/perf-log.md, "the read-backs'
+  // gaps"): the owners' table and the walk cover task_capacity tasks, those past the
+  // total return at once, and find() reads the total with the pair count (total[1]); a
+  // total beyond the capacity grows it and runs the call again, as the pair buffer does.
   const bool owners = large && double(items) >= kTaskOwnersMinItems &&
                       items < (uint64_t(1) << 32) && tasks < (uint64_t(1) << 32);
   if (large) {
@@ -1445,7 +1466,8 @@ void PairFinder<Real>::neighbor_lists(uint32_t n, thrust::device_vector<uint64_t
                          thrust::maximum<uint64_t>());
   // The sort's two buffers (16 bytes per entry) are kept for the next call, unless they
   // are large: then the caller's memory after the lists matters more than one cudaMalloc
-  // per call (the simulator at 1e8 bodies; bench/NOTES.md).
+  // per call (the simulator at 1e8 bodies; docs/perf-log.md, "the simulator at 1e8
+  // proteins fits").
   if (double(2 * sizeof(uint64_t) * s.both.size()) > kKeepListBuffersBytes) {
     detail::release(s.both);
     detail::release(s.both_alt);

@@ -1,5 +1,5 @@
-// Solid-sphere baseline broad phases (../shared/DESIGN.md, "Baselines that stay in the
-// product"), behind the same PairFinder interface as HSX:
+// Solid-sphere baseline broad phases (docs/design.md, "The broad phase (HSX)": the
+// baselines stay in the product), behind the same PairFinder interface as HSX:
 //  - grid_uniform: a uniform grid in the style of fast fixed-radius nearest neighbours:
 //    cell width >= the largest diameter, each body binned in the one cell of its centre
 //    (counting sort), candidates from the 27-cell (9 in 2D) Moore neighbourhood;

@@ -1,4 +1,4 @@
-// Reactions on the device (issue 4), after the moves of a step (simulation.cu drives it):
+// Reactions on the device, after the moves of a step (simulation.cu drives it):
 //   UniCandidates   one thread per body: the one-reactant rules that match its kind and
 //                   site fire together with probability 1 - exp(-sum(rate) dt); one of
 //                   them is chosen with probability rate / sum(rate);
@@ -497,7 +497,7 @@ struct ExecutePairs {
 };
 
 // ---------------------------------------------------------------------------------------
-// Compartment events: budding and fusion (issue 4). They are rare and change the nesting,
+// Compartment events: budding and fusion. They are rare and change the nesting,
 // so each step's candidates (after the claims, and after the other events of the step
 // have been executed) are checked exactly against every body (one thread per body, a
 // loop over the few candidates), not through the lists. The invariants of dynamics.cuh,

@@ -28,7 +28,7 @@ enum class Method {
   brute_tiled,     // row per item, segments of 1024 (pairwise seed, Algorithm 3, section V)
   brute_balanced,  // circular schedule (pairwise seed, Algorithm 4, with the even-N rule)
   brute_mapping,   // index -> pair mapping + 1-bit mask (gpu-mapping-function seed, 3.2-3.4)
-  // Solid-sphere baseline grids (DESIGN.md "Baselines"; src/solid_grids.cuh); exact test
+  // Solid-sphere baseline grids (docs/design.md; src/solid_grids.cuh); exact test
   // on every candidate, so they also serve hollow mode:
   grid_uniform,  // uniform grid, cell >= largest diameter, 27 (9 in 2D) neighbour cells
   grid_aabb,     // multi-cell AABB grid (as chrono::collide), cell ~ mean diameter
@@ -65,14 +65,14 @@ struct BroadphaseOptions {
   // in shared memory on a GPU, the balanced circular schedule on the CPU; below a few
   // 10^4 bodies the grid's fixed cost of sorts and launches is more than n^2 / 2 exact
   // tests on a GPU); the pairs do not
-  // change. -1 (automatic): the backend's measured crossover (bench/NOTES.md v6; the
+  // change. -1 (automatic): the backend's measured crossover (docs/perf-log.md; the
   // environment variable NESTSIM_HSX_SMALL_N overrides it), and all pairs too when so
-  // many bodies share grid cells that the grid cannot win (concentric shells, v7);
+  // many bodies share grid cells that the grid cannot win (concentric shells);
   // 0: always the grid.
   int64_t hsx_small_n = -1;
   // How the grids (hsx, grid_uniform) sort the bodies into cells; the pairs do not
   // change. counting: one pass of atomics on the cell table (HSX paper section 4.1);
-  // radix: a radix sort of the bodies' cell numbers, no atomics (bench/NOTES.md v11, v33).
+  // radix: a radix sort of the bodies' cell numbers, no atomics (docs/perf-log.md).
   // automatic: radix on the GPU from 2e6 bodies on, on the CPU from 1e5 (measured; the
   // environment variable NESTSIM_GRID_RADIX_MIN overrides both), else counting.
   enum class GridSort { automatic, counting, radix };
@@ -81,7 +81,7 @@ struct BroadphaseOptions {
   // order the method found them (false: unspecified, and for hsx, grid_uniform and
   // grid_aabb different from call to call; still every pair once, i < j). The pairs are
   // the same; pairs() and neighbor_lists() sort in either case. false saves the pair
-  // sort (bench/NOTES.md v22) where the caller sorts anyway or needs no order, as the
+  // sort (docs/perf-log.md) where the caller sorts anyway or needs no order, as the
   // simulator's neighbour lists, or the HSX paper's and chrono::collide's own outputs.
   bool sort_pairs = true;
 
@@ -153,7 +153,7 @@ class Broadphase {
 
   // Runs find() (or count()) once to warm up, then `repeats` times, timing each call.
   Timings time(int repeats, bool count_only);
-  // The floor of a find() (issue 5): one copy, on the same device, of as many bytes as
+  // The floor of a find() (docs/performance.md): one copy, on the same device, of as many bytes as
   // it must read and write at the least: the uploaded bodies' centres (dim), radii and
   // thicknesses, and the pairs of the last find() (8 bytes each).
   Timings time_floor(int repeats, int dim) const;

@@ -11,7 +11,7 @@
 // Loops over the three axes with this prefix unroll, so that arrays indexed by the axis
 // stay in registers: a loop bound only known at run time (dim) makes nvcc copy the
 // indexed structs into per-thread local memory (measured: 800-byte stack frames in
-// every per-body kernel of the simulator, bench/NOTES.md). Use as
+// every per-body kernel of the simulator, docs/perf-log.md). Use as
 //   NESTSIM_AXES(k, dim) { ... }   // k = 0, 1, 2 with k < dim
 #if defined(__CUDA_ARCH__)
 #define NESTSIM_UNROLL _Pragma("unroll")

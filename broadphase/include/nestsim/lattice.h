@@ -1,8 +1,9 @@
 // Beads on an integer lattice: O(N) counting of collisions and contacts with a space
-// array, the sequential O(N) approach of ../shared/seeds/pairwise-interactions-linear-
-// and-balanced.txt (section III, Algorithms 1 and 2), run data-parallel on the backend,
-// with the asynchronous launch/fetch API of ../shared/seeds/collision-count-procedures-
-// readme.txt. Plain C++ header: the device code stays behind the class.
+// array, the sequential O(N) approach of Saldanha, de Souza: "High Performance
+// Algorithms for Counting Collisions and Pairwise Interactions" (ICCS 2019, section III,
+// Algorithms 1 and 2), run data-parallel on the backend, with the asynchronous
+// launch/fetch API of that paper's code, the "Elf Collision Count" README
+// (docs/design.md, "The papers"). Plain C++ header: the device code stays behind the class.
 //
 //   nestsim::LatticeCounter counter(/*half_extent=*/64, /*dim=*/3);  // space allocated once
 //   uint64_t c = counter.count_collisions(beads);                     // reused by every call

@@ -1,5 +1,5 @@
-// The levels of the HSX algorithm (../shared/seeds/hsx-nested-hollow-sphere-
-// intersection.txt, Algorithm 1: the grid width doubles from d0 at each iteration): a
+// The levels of the HSX algorithm (the HSX paper, Köster, Perumalla, Uhrmacher 2017,
+// Algorithm 1: the grid width doubles from d0 at each iteration): a
 // body of diameter D belongs to the first level whose width holds it. Plain C++ compiles
 // this header; tests/test_levels.cpp checks it against the definition.
 #pragma once
@@ -15,7 +15,7 @@ namespace nestsim {
 // d0 = m0 2^e0 (m, m0 in [1, 2)), k = e - e0 when m <= m0, else e - e0 + 1.
 // Precondition: d0 is a positive normal number (the broad phase keeps d0 >= 1e-300).
 // Exact, and ~10 instructions where log2, ceil and ldexp in double took ~180 per body
-// on the GPU (bench/NOTES.md v25).
+// on the GPU (docs/perf-log.md, "the plan's per-body kernels").
 NESTSIM_HD inline int natural_level(double diameter, double d0) {
   if (!(diameter > d0)) return 0;                        // NaN too
   if (!(diameter <= 1.7976931348623157e308)) return 63;  // infinite

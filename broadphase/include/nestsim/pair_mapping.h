@@ -1,5 +1,6 @@
 // Thread index -> pair of bodies without memory reads, and one-bit result masks, after
-// ../shared/seeds/gpu-mapping-function-broadphase.txt (section 3.2 "Linear function of
+// Avril, Gouranton, Arnaldi: "Fast Collision Culling in Large-Scale Environments Using
+// GPU Mapping Function" (EGPGV 2012; section 3.2 "Linear function of
 // access", 3.2.2 "Comparison with lazy way", 3.3 the corrections of approximate square
 // roots, 3.4 "Output transfer optimization"). Plain C++ compiles this header.
 //

@@ -1,5 +1,7 @@
-// The intersection relations of the HSX paper (../shared/seeds/hsx-nested-hollow-
-// sphere-intersection.txt, section 2.1, equations (1)-(4)), written once and used by
+// The intersection relations of the HSX paper (Köster, Perumalla, Uhrmacher: "Efficient
+// Simulation of Nested Hollow Sphere Intersections for Dynamically Nested Compartmental
+// Models in Cell Biology", 2017, section 2.1, equations (1)-(4); docs/design.md, "The
+// HSX relation"), written once and used by
 // every broad phase, every reference and every test. Plain C++ compiles this header.
 //
 // A body is a sphere with centre x, outer radius r and shell thickness q (0 <= q <= r);

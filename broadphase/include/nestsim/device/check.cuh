@@ -1,4 +1,4 @@
-// One error macro for CUDA runtime calls (STYLE.md 7): throws with file:line.
+// One error macro for CUDA runtime calls: throws with file:line.
 #pragma once
 #include <stdexcept>
 #include <string>

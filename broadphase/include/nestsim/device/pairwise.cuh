@@ -12,7 +12,7 @@
 // A Predicate is a POD with NESTSIM_HD bool operator()(uint32_t a, uint32_t b) const,
 // symmetric in (a, b).
 //
-// Listing is count -> exclusive scan -> write (DESIGN.md, STYLE.md 5); pairs come out as
+// Listing is count -> exclusive scan -> write (docs/design.md); pairs come out as
 // pair_key()s, sorted ascending. The mapping schedule also lists through a one-bit
 // mask per pair index (gpu-mapping-function seed, section 3.4), see pairwise_mask().
 #pragma once

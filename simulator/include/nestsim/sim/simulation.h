@@ -53,7 +53,7 @@
 namespace nestsim::sim {
 
 struct SimulationOptions {
-  // Verlet skin of the neighbour lists (length units); 0 picks 32 sqrt(2 D_max dt) (measured on the default model: 16 rebuilt every other step, 64 made the lists too long; bench/NOTES.md).
+  // Verlet skin of the neighbour lists (length units); 0 picks 32 sqrt(2 D_max dt) (measured on the default model: 16 rebuilt every other step, 64 made the lists too long; docs/perf-log.md).
   double skin = 0;
   // Initial bodies take slots in spatial (Morton) order, for memory locality; false: slot
   // = id. The trajectory's physics does not depend on it (tested bitwise).
