@@ -46,8 +46,8 @@ with h5py.File(path, "r") as f:
              for n in f["parameters/species_names"][()]]
     assert pos.shape[0] == 3 and pos.shape[2] == 3, pos.shape
     n_slots = pos.shape[1]
-    assert list(bodies["position/step"][()]) == [0, 100, 200]
-    assert bodies["id/step"][()].tolist() == [0, 100, 200]  # shared step dataset
+    assert list(bodies["position/step"][()]) == [0, 500, 1000]  # the model's output.every
+    assert bodies["id/step"][()].tolist() == [0, 500, 1000]  # shared step dataset
     n = int((ids[0] >= 0).sum())
     assert n > 0 and n < n_slots
     assert (ids[0, :n] == np.arange(n)).all() and (ids[0, n:] == -1).all()
@@ -83,7 +83,7 @@ with h5py.File(path, "r") as f:
     assert model_text == open(model).read()
     # List sizes: unknown (-1) in frames that do not come from a simulation.
     assert f["observables/broadphase_pairs/value"][()].tolist() == [-1, -1, -1]
-    assert f["observables/broadphase_pairs/step"][()].tolist() == [0, 100, 200]
+    assert f["observables/broadphase_pairs/step"][()].tolist() == [0, 500, 1000]
     collision = f["parameters/collision"][()]
     collision = collision.decode() if isinstance(collision, bytes) else collision
     assert collision in ("hollow", "solid"), collision
@@ -107,6 +107,7 @@ compartments:
 species:
   a: {radius: 2, diffusion: 10}
   b: {radius: 2, diffusion: 10}
+interactions: {repulsion: 0.5}
 place:
   - {compartment: ves, at: [100, 100, 100]}
   - {species: a, count: 40, outside: ves}

@@ -36,6 +36,7 @@ compartments:
 species:
   lig: {radius: 2, diffusion: 80}
   rec: {radius: 3, diffusion: 1, membrane: true}
+interactions: {repulsion: 0}   # no soft contacts: any dt is accurate (the file is the point)
 place:
   - {compartment: cell, at: [200, 200, 200]}
   - {compartment: ves, count: 3, in: cell}
