@@ -3,6 +3,7 @@
 // not nestsim trajectories.
 #include <doctest/doctest.h>
 #include <hdf5.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -394,6 +395,38 @@ TEST_CASE("output files are not overwritten unless forced") {
   CHECK_THROWS_WITH_AS(io::check_output_path(path, false), doctest::Contains("--force"),
                        std::runtime_error);
   CHECK_NOTHROW(io::check_output_path(path, true));
+  std::remove(path.c_str());
+}
+
+TEST_CASE("a writer replaces a file only when it can, and removes only what it made") {
+  const sim::Setup s = test_setup();
+  const std::string path = temp_path("replace.h5");
+  write_run(path, s, 3);
+  {
+    // While the file is open for writing (here by this process: HDF5's lock is per open
+    // file, as for another run), it is neither replaced nor removed.
+    io::H5mdWriter holder = io::H5mdWriter::append(path);
+    CHECK_THROWS_WITH_AS(io::H5mdWriter(path, s, "0.1.0-test"),
+                         doctest::Contains("open in another process"), std::runtime_error);
+    holder.write(frame_at(s, 3));
+  }
+  CHECK(io::read_last_frame(path).frames == 4);
+  // Not consented to: refused, kept.
+  CHECK_THROWS_WITH_AS(io::H5mdWriter(path, s, "0.1.0-test", false),
+                       doctest::Contains("exists"), std::runtime_error);
+  CHECK(io::read_last_frame(path).frames == 4);
+  // A directory in the way: refused, kept.
+  const std::string dir = temp_path("a_directory");
+  REQUIRE(::mkdir(dir.c_str(), 0755) == 0);
+  CHECK_THROWS(io::H5mdWriter(dir, s, "0.1.0-test"));
+  struct stat st;
+  CHECK(::stat(dir.c_str(), &st) == 0);
+  CHECK(S_ISDIR(st.st_mode));
+  CHECK(::rmdir(dir.c_str()) == 0);
+  // Replaced: the new file, and no temporary left beside it.
+  io::H5mdWriter(path, s, "0.1.0-test").close();
+  CHECK_THROWS(io::read_last_frame(path));  // no frame yet
+  CHECK_FALSE(std::ifstream(path + ".partial." + std::to_string(::getpid())).good());
   std::remove(path.c_str());
 }
 

@@ -1,5 +1,6 @@
 // `nestsim pairs` end to end: scene files in, pair files out, and every bad input.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -195,4 +196,70 @@ TEST_CASE("usage errors and help") {
   CHECK(run_nestsim("pairs " + path + " --method nope").code == 2);
   CHECK(run_nestsim("pairs").code == 2);
   CHECK(run_nestsim("frobnicate").code == 2);
+}
+
+TEST_CASE("-o writes a regular file only where one or nothing was; streams go through") {
+  const scenes::Scene s = scenes::cell_like(400, 5);
+  io::Scene scene;
+  scene.bodies = s.bodies;
+  const std::string path = temp_dir() + "/out_cases.csv";
+  io::write_scene_csv(path, scene);
+  const Run plain = run_nestsim("pairs " + path);
+  REQUIRE(plain.code == 0);
+  REQUIRE(plain.out.size() > 100);
+  struct stat st;
+
+  // "-" is standard output.
+  Run r = run_nestsim("pairs " + path + " -o -");
+  CHECK(r.code == 0);
+  CHECK(r.out == plain.out);
+
+  // A FIFO is written through and stays a FIFO.
+  const std::string fifo = temp_dir() + "/pairs.fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  r = run_shell("cat " + fifo + " > " + fifo + ".read & " + NESTSIM_BINARY + " pairs " + path +
+                " -o " + fifo + "; status=$?; wait; exit $status");
+  CHECK_MESSAGE(r.code == 0, r.err);
+  CHECK(slurp(fifo + ".read") == plain.out);
+  REQUIRE(::lstat(fifo.c_str(), &st) == 0);
+  CHECK(S_ISFIFO(st.st_mode));
+
+  // A link to a regular file: the target is replaced, the link stays.
+  const std::string target = temp_dir() + "/target.csv", link = temp_dir() + "/link.csv";
+  write_file("target.csv", "old\n");
+  REQUIRE(::symlink(target.c_str(), link.c_str()) == 0);
+  r = run_nestsim("pairs " + path + " -o " + link);
+  CHECK_MESSAGE(r.code == 0, r.err);
+  REQUIRE(::lstat(link.c_str(), &st) == 0);
+  CHECK(S_ISLNK(st.st_mode));
+  CHECK(slurp(target) == plain.out);
+
+  // Directories, links to them and dangling links are refused, and stay as they were.
+  const std::string dir = temp_dir() + "/a_directory", dir_link = temp_dir() + "/dir_link",
+                    dangling = temp_dir() + "/dangling";
+  REQUIRE(::mkdir(dir.c_str(), 0755) == 0);
+  REQUIRE(::symlink(dir.c_str(), dir_link.c_str()) == 0);
+  REQUIRE(::symlink((temp_dir() + "/nothing/here").c_str(), dangling.c_str()) == 0);
+  for (const std::string& where : {dir, dir_link, dangling}) {
+    CAPTURE(where);
+    r = run_nestsim("pairs " + path + " -o " + where);
+    CHECK(r.code == 2);
+    CHECK_MESSAGE(r.err.find(where) != std::string::npos, r.err);
+  }
+  REQUIRE(::stat(dir.c_str(), &st) == 0);
+  CHECK(S_ISDIR(st.st_mode));
+  REQUIRE(::lstat(dir_link.c_str(), &st) == 0);
+  CHECK(S_ISLNK(st.st_mode));
+  REQUIRE(::lstat(dangling.c_str(), &st) == 0);
+  CHECK(S_ISLNK(st.st_mode));
+
+  // A write that fails (a file size limit, as a full disk) names the reason, exit 1, and
+  // leaves neither the file nor its temporary.
+  const std::string limited = temp_dir() + "/limited_dir";
+  REQUIRE(::mkdir(limited.c_str(), 0755) == 0);
+  r = run_shell("prlimit --fsize=100 " + std::string(NESTSIM_BINARY) + " pairs " + path +
+                " -o " + limited + "/pairs.csv");
+  CHECK(r.code == 1);
+  CHECK_MESSAGE(r.err.find("pairs.csv: write failed: File too large") != std::string::npos, r.err);
+  CHECK(run_shell("ls -A " + limited).out.empty());
 }

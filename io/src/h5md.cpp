@@ -1,12 +1,19 @@
 // H5MD 1.1 trajectories (layout in nestsim/io/h5md.h).
 #include "nestsim/io/h5md.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -229,8 +236,13 @@ Handle open_trajectory(const std::string& path, bool write) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) throw InputError(path, 0, "cannot open: no such file");
   if (H5Fis_hdf5(path.c_str()) <= 0) not_nestsim(path, "not an HDF5 file");
-  Handle file(H5Fopen(path.c_str(), write ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT),
-              H5Fclose, "cannot open " + path);
+  const hid_t id = H5Fopen(path.c_str(), write ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (id < 0 && (hdf5::last_errno() == EAGAIN || hdf5::last_errno() == EWOULDBLOCK))
+    throw InputError(path, 0,
+                     write ? "open in another process (a run writing it?)"
+                           : "being written by another process (HDF5 locks it); read it when "
+                             "that run ends, or with HDF5_USE_FILE_LOCKING=FALSE");
+  Handle file(id, H5Fclose, "cannot open " + path);
   if (!hdf5::exists(file.get(), "/h5md/creator") ||
       H5Aexists_by_name(file.get(), "/h5md/creator", "name", H5P_DEFAULT) <= 0)
     not_nestsim(path, "no /h5md/creator");
@@ -248,11 +260,72 @@ Handle open_trajectory(const std::string& path, bool write) {
 
 }  // namespace
 
+namespace {
+
+// An exclusive lock on a file about to be replaced, held until it is: HDF5 locks every
+// file it opens (flock), so the lock fails while any HDF5 program has it open.
+class OldFileLock {
+ public:
+  OldFileLock() = default;
+  OldFileLock(const OldFileLock&) = delete;
+  OldFileLock& operator=(const OldFileLock&) = delete;
+  ~OldFileLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  // False when another process holds a lock on `path`; true when this one does now, or
+  // the file cannot be opened to ask (then HDF5's own lock is all there is).
+  bool lock(const std::string& path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) return true;
+    return ::flock(fd_, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+std::string exists_message(const std::string& path) {
+  return path + " exists: refusing to overwrite it (use --force, or --resume to continue it)";
+}
+
+// What a failed write's system error means for the user.
+std::string write_problem(int error) {
+  switch (error) {
+    case ENOSPC: return "the disk is full (" + std::string(std::strerror(error)) + ")";
+    case EDQUOT: return "the disk quota is exhausted (" + std::string(std::strerror(error)) + ")";
+    case EFBIG: return "the file size limit is reached (" + std::string(std::strerror(error)) + ")";
+    default: return error != 0 ? std::string(std::strerror(error)) : "an HDF5 error";
+  }
+}
+
+}  // namespace
+
 void check_output_path(const std::string& path, bool force) {
+  if (path.empty()) throw std::runtime_error("the trajectory's file name is empty");
   struct stat st;
-  if (!force && ::stat(path.c_str(), &st) == 0)
-    throw std::runtime_error(path + " exists: refusing to overwrite it (use --force, or "
-                                    "--resume to continue it)");
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      throw std::runtime_error(path + " is a directory: name a file for the trajectory (" +
+                               path + (path.back() == '/' ? "" : "/") + "out.h5)");
+    if (!S_ISREG(st.st_mode))
+      throw std::runtime_error(path + " is not a regular file (a device, FIFO or socket): "
+                                      "a trajectory is written to a regular file");
+    if (!force) throw std::runtime_error(exists_message(path));
+  } else if (errno != ENOENT && errno != ENOTDIR) {
+    throw std::runtime_error(path + ": " + std::strerror(errno));
+  }
+  // The directory the file goes into.
+  const std::size_t slash = path.rfind('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (::stat(dir.c_str(), &st) != 0)
+    throw std::runtime_error(path + ": the directory " + dir + " does not exist (" +
+                             std::strerror(errno) + ")");
+  if (!S_ISDIR(st.st_mode))
+    throw std::runtime_error(path + ": " + dir + " is not a directory");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw std::runtime_error(path + ": cannot write in the directory " + dir + " (" +
+                             std::strerror(errno) + ")");
 }
 
 struct H5mdWriter::Impl {
@@ -303,10 +376,85 @@ struct H5mdWriter::Impl {
     }
     events.assign(rules.size(), 0);
   }
+
+  void append(const sim::Frame& frame);  // write()'s work
+
+  // After a failed write: every series back to `keep` frames (the partly written frame
+  // dropped) and the file flushed, so that it holds only complete frames. Returns
+  // whether that succeeded. Each dataset is closed and opened again first: that drops
+  // the chunks whose write failed from HDF5's cache, which would otherwise take them
+  // for stored chunks and, shrinking the dataset, remove another chunk's index entry
+  // in their place (HDF5 1.10: a complete frame read back as zeros).
+  bool take_back(hsize_t keep) noexcept {
+    bool ok = true;
+    auto shrink = [&](Handle& d, const std::string& dataset) {
+      if (!d) return;
+      try {
+        d.reset();
+        d = hdf5::open_dataset(file.get(), dataset);
+        std::vector<hsize_t> extent = hdf5::dims(d.get());
+        if (extent[0] <= keep) return;
+        extent[0] = keep;
+        ok = H5Dset_extent(d.get(), extent.data()) >= 0 && ok;
+      } catch (const std::exception&) {
+        ok = false;
+      }
+    };
+    shrink(step, step_path);
+    shrink(time, time_path);
+    for (auto& s : series) shrink(s.value, s.path);
+    shrink(lists.value, lists.path);
+    for (auto& s : reactions) shrink(s.value, s.path);
+    shrink(reactions_total.value, reactions_total.path);
+    return H5Fflush(file.get(), H5F_SCOPE_GLOBAL) >= 0 && ok;
+  }
+
+  // Throws WriteError, before anything of frame `frame` is written, when the disk or
+  // the file size limit leaves less room than the frame can take: its rows
+  // uncompressed and the index and header blocks that may come with them. A write that
+  // fails all the same (another process filling the disk, a quota) is taken back.
+  void check_room(hsize_t frame, uint64_t frame_step, uint64_t row_bytes) const {
+    const char* knob = std::getenv("NESTSIM_H5MD_ROOM_CHECK");  // 0: tests of take_back
+    if (knob && std::string(knob) == "0") return;
+    const uint64_t need = row_bytes + row_bytes / 8 + (uint64_t(1) << 18);
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return;
+    int error = 0;
+    uint64_t room = UINT64_MAX;
+    struct statvfs fs;
+    if (::statvfs(path.c_str(), &fs) == 0) {
+      room = uint64_t(::geteuid() == 0 ? fs.f_bfree : fs.f_bavail) * fs.f_frsize;
+      if (room < need) error = ENOSPC;
+    }
+    struct rlimit limit;
+    if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+      const uint64_t below_limit =
+          uint64_t(limit.rlim_cur) > uint64_t(st.st_size) ? limit.rlim_cur - st.st_size : 0;
+      if (below_limit < need) {
+        error = EFBIG;
+        room = below_limit;
+      }
+    }
+    if (error == 0) return;
+    std::string what = path + ": cannot write frame " + std::to_string(frame) + " (step " +
+                       std::to_string(frame_step) + "): " + write_problem(error) + ", " +
+                       std::to_string(room / 1024) + " KiB left where a frame may need " +
+                       std::to_string(need / 1024) + " KiB";
+    throw WriteError(what + held_frames(frame, true), frame, last_step);
+  }
+
+  // "; the file holds frames 0-(frames - 1), ..." for the messages of a failed write.
+  std::string held_frames(hsize_t frames, bool kept) const {
+    std::string what = frames == 0 ? "; the file holds no frame"
+                                   : "; the file holds frames 0-" + std::to_string(frames - 1) +
+                                         ", complete up to step " + std::to_string(last_step);
+    if (!kept) what += " (a partial frame after them is dropped when the run is resumed)";
+    return what;
+  }
 };
 
 H5mdWriter::H5mdWriter(const std::string& path, const sim::Setup& setup,
-                       const std::string& program_version)
+                       const std::string& program_version, bool replace)
     : impl_(std::make_unique<Impl>()) {
   hdf5::quiet();
   Impl& w = *impl_;
@@ -323,9 +471,32 @@ H5mdWriter::H5mdWriter(const std::string& path, const sim::Setup& setup,
                                   "' is empty, repeated or not an HDF5 name");
     rules.push_back(r.name);
   }
+  // The file is always created new (HDF5's own truncation empties a file before it
+  // finds that another process holds it locked). A file it replaces is left alone
+  // until the new one is complete: the new one is made under a temporary name and
+  // renamed over it, while a lock on it shows that no other process (a run writing it,
+  // a reader) has it open. `made` names the file this call created, removed if the
+  // set-up fails.
+  std::string made;
+  OldFileLock old;
   try {
-    w.file = Handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
-                    "cannot create " + path);
+    std::string name = path;
+    if (replace && ::access(path.c_str(), F_OK) == 0) {
+      if (!old.lock(path))
+        throw std::runtime_error(path + " is open in another process (a run writing it?): "
+                                        "not replaced");
+      name = path + ".partial." + std::to_string(::getpid());
+    }
+    const hid_t id = H5Fcreate(name.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
+    if (id < 0) {
+      const int error = hdf5::last_errno();
+      if (error == EEXIST) throw std::runtime_error(exists_message(name));
+      if (error != 0)
+        throw std::runtime_error(path + ": cannot create the trajectory: " + write_problem(error));
+      hdf5::fail("cannot create " + path);
+    }
+    made = name;
+    w.file = Handle(id, H5Fclose, "cannot create " + path);
     const hid_t f = w.file.get();
     {
       const Handle h5md = hdf5::create_group(f, "/h5md");
@@ -419,9 +590,20 @@ H5mdWriter::H5mdWriter(const std::string& path, const sim::Setup& setup,
     w.time.reset();
     w.open_series(specs, rules);
     check(H5Fflush(f, H5F_SCOPE_GLOBAL), "flush");
+    if (made != path) {
+      if (std::rename(made.c_str(), path.c_str()) != 0)
+        throw std::runtime_error(path + ": cannot replace it: " + std::strerror(errno));
+      made = path;
+    }
+  } catch (const hdf5::Error& e) {
+    impl_.reset();
+    if (!made.empty()) std::remove(made.c_str());
+    if (e.system_errno() == 0) throw;
+    throw std::runtime_error(path + ": cannot create the trajectory: " +
+                             write_problem(e.system_errno()) + "; nothing was written");
   } catch (...) {
     impl_.reset();
-    std::remove(path.c_str());
+    if (!made.empty()) std::remove(made.c_str());
     throw;
   }
 }
@@ -501,6 +683,28 @@ void H5mdWriter::close() {
 void H5mdWriter::write(const sim::Frame& fr) {
   if (!impl_) throw std::logic_error("H5mdWriter: write after close");
   Impl& w = *impl_;
+  const hsize_t f = w.frames;
+  uint64_t row_bytes = 16 * (w.reactions.size() + 2);  // the small series
+  for (const auto& s : w.series) {
+    uint64_t bytes = H5Tget_size(s.memory_type);
+    for (std::size_t d = 0; d < s.inner.size(); ++d)
+      bytes *= s.per_slot && d == 0 ? std::max<uint64_t>(s.inner[0], fr.id.size()) : s.inner[d];
+    row_bytes += bytes;
+  }
+  w.check_room(f, fr.step, row_bytes);
+  try {
+    w.append(fr);
+  } catch (const hdf5::Error& e) {
+    const bool kept = w.take_back(f);
+    std::string what = w.path + ": cannot write frame " + std::to_string(f) + " (step " +
+                       std::to_string(fr.step) + "): " + write_problem(e.system_errno());
+    if (e.system_errno() == 0) what += " (" + std::string(e.what()) + ")";
+    throw WriteError(what + w.held_frames(f, kept), f, w.last_step);
+  }
+}
+
+void H5mdWriter::Impl::append(const sim::Frame& fr) {
+  Impl& w = *this;
   const std::size_t n = fr.id.size();
   if (fr.position.size() != n || fr.kind.size() != n || fr.radius.size() != n ||
       fr.thickness.size() != n || fr.parent.size() != n || fr.membrane.size() != n)
@@ -603,6 +807,9 @@ void H5mdWriter::write(const sim::Frame& fr) {
   for (std::size_t k = 0; k < R; ++k)
     append_row(w.reactions[k].value.get(), H5T_NATIVE_INT64, f, {}, &interval_events[k]);
   if (R > 0) append_row(w.reactions_total.value.get(), H5T_NATIVE_INT64, f, {}, &interval_total);
+  // Everything but the positions on disk first: while a full disk fails the positions,
+  // they keep the frame out of every reader's count (the shortest series).
+  check(H5Fflush(w.file.get(), H5F_SCOPE_GLOBAL), "flush");
   append_row(w.series[ts::position].value.get(), w.series[ts::position].memory_type, f,
              w.series[ts::position].inner, rows[ts::position]);  // last: see the header
   check(H5Fflush(w.file.get(), H5F_SCOPE_GLOBAL), "flush");

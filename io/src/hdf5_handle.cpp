@@ -1,5 +1,7 @@
 #include "hdf5_handle.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 namespace nestsim::io::hdf5 {
@@ -10,17 +12,38 @@ herr_t innermost(unsigned n, const H5E_error2_t* err, void* out) {
   return 0;
 }
 
+// The first "errno = N" that HDF5's file drivers put in their messages.
+herr_t system_errno(unsigned, const H5E_error2_t* err, void* out) {
+  int& found = *static_cast<int*>(out);
+  const char* at = err->desc ? std::strstr(err->desc, "errno = ") : nullptr;
+  if (found == 0 && at) found = std::atoi(at + 8);
+  return 0;
+}
+
 }  // namespace
 
 std::string last_error() {
   std::string message;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &message);
-  return message;
+  // One line: the sec2 driver's messages hold ctime()'s newline.
+  std::string line;
+  for (char c : message) {
+    if (c == '\n' || c == '\r') c = ' ';
+    if (c == ' ' && !line.empty() && line.back() == ' ') continue;
+    line.push_back(c);
+  }
+  return line;
+}
+
+int last_errno() {
+  int found = 0;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, system_errno, &found);
+  return found;
 }
 
 void fail(const std::string& what) {
   const std::string detail = last_error();
-  throw std::runtime_error("HDF5: " + what + (detail.empty() ? "" : ": " + detail));
+  throw Error("HDF5: " + what + (detail.empty() ? "" : ": " + detail), last_errno());
 }
 
 void quiet() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }

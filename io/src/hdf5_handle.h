@@ -11,10 +11,26 @@
 
 namespace nestsim::io::hdf5 {
 
-// HDF5's innermost error message (HDF5 is told not to print its stack).
+// HDF5's innermost error message, on one line (HDF5 is told not to print its stack).
 std::string last_error();
 
-// Throws std::runtime_error("HDF5: what: <HDF5's message>").
+// The operating system's error number behind the last HDF5 error (ENOSPC, EFBIG,
+// EAGAIN of a held file lock, ...), 0 when HDF5 names none.
+int last_errno();
+
+// A failed HDF5 call: what() is "HDF5: what: <HDF5's message>"; system_errno() the
+// operating system's error behind it (last_errno()), 0 when none.
+class Error : public std::runtime_error {
+ public:
+  Error(const std::string& what, int system_errno)
+      : std::runtime_error(what), system_errno_(system_errno) {}
+  int system_errno() const { return system_errno_; }
+
+ private:
+  int system_errno_;
+};
+
+// Throws Error("HDF5: what: <HDF5's message>").
 [[noreturn]] void fail(const std::string& what);
 
 inline herr_t check(herr_t status, const std::string& what) {

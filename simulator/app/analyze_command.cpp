@@ -298,7 +298,7 @@ std::string field(const std::string& s) {
 
 void write_csv(const std::string& path, const std::string& text) {
   OutputFile out(path);
-  std::fwrite(text.data(), 1, text.size(), out.stream());
+  out.write(text.data(), text.size());
   out.commit();
 }
 

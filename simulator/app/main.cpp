@@ -1,4 +1,7 @@
 // nestsim: the command-line program.
+#include <hdf5.h>
+
+#include <csignal>
 #include <cstring>
 #include <exception>
 #include <iostream>
@@ -30,6 +33,12 @@ const char* const kHelp =
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A file size limit (ulimit -f) then fails the write (EFBIG), which is reported like a
+  // full disk, instead of killing the process in the middle of a frame.
+  std::signal(SIGXFSZ, SIG_IGN);
+  // No HDF5 clean-up at exit: every file is closed by its owner before, and HDF5 1.10's
+  // clean-up crashes on a file whose close failed (a write error).
+  H5dont_atexit();
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     std::cerr << kHelp;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -50,7 +51,9 @@ const char* const kPairsHelp =
     "--any-order   the search leaves its pairs in the order found, without the final\n"
     "              sort of the pairs (what --bench then times); the output is sorted\n"
     "              either way\n"
-    "-o FILE       write the pairs to FILE instead of standard output\n"
+    "-o FILE       write the pairs to FILE instead of standard output: a regular file\n"
+    "              is replaced when complete (a link is followed); a FIFO or a\n"
+    "              character device is written through; - is standard output\n"
     "\n"
     "Output: CSV with header 'i,j', one pair per line, i < j, sorted by (i, j).\n"
     "Errors in SCENE.csv are reported as 'SCENE.csv:LINE: what is wrong' with exit\n"
@@ -153,7 +156,7 @@ PairsArgs parse(const std::vector<std::string>& args) {
   return p;
 }
 
-void write_pairs(std::FILE* out, const PairList& pairs) {
+void write_pairs(OutputFile& out, const PairList& pairs) {
   std::string buffer = "i,j\n";
   buffer.reserve(1 << 20);
   char num[32];
@@ -165,15 +168,18 @@ void write_pairs(std::FILE* out, const PairList& pairs) {
     buffer.append(num, r.ptr);
     buffer.push_back('\n');
     if (buffer.size() > (1 << 20) - 64) {
-      std::fwrite(buffer.data(), 1, buffer.size(), out);
+      out.write(buffer.data(), buffer.size());
       buffer.clear();
     }
   }
-  std::fwrite(buffer.data(), 1, buffer.size(), out);
+  out.write(buffer.data(), buffer.size());
 }
 
 template <class Real>
 int run(const PairsArgs& p, const io::Scene& scene, const Domain& domain) {
+  // The output is checked (and a FIFO opened) before the search.
+  std::optional<OutputFile> out;
+  if (!p.output.empty() && p.bench == 0 && !p.count) out.emplace(p.output);
   SphereSet<Real> bodies;
   bodies.resize(scene.bodies.size());
   for (std::size_t i = 0; i < bodies.size(); ++i) {
@@ -207,14 +213,9 @@ int run(const PairsArgs& p, const io::Scene& scene, const Domain& domain) {
   }
   finder.find();
   const PairList pairs = finder.pairs();
-  if (p.output.empty()) {
-    write_pairs(stdout, pairs);
-    std::fflush(stdout);
-    return 0;
-  }
-  OutputFile out(p.output);
-  write_pairs(out.stream(), pairs);
-  out.commit();
+  if (!out) out.emplace("-");
+  write_pairs(*out, pairs);
+  out->commit();
   return 0;
 }
 

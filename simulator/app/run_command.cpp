@@ -43,18 +43,22 @@ const char* const kRunHelp =
     "--resume F     continue the trajectory F from its last frame up to step N (--steps);\n"
     "               the result is bitwise the trajectory of an uninterrupted run\n"
     "\n"
-    "Ctrl-C finishes the current frame, writes it, and stops (exit code 130); resume\n"
-    "with --resume. Errors in the model are reported as 'MODEL.yaml:LINE:COLUMN: key:\n"
-    "what is wrong' with exit code 2, and nothing is written.\n";
+    "Ctrl-C (SIGINT) or SIGTERM finishes the current frame, writes it, and stops (exit\n"
+    "code 130 or 143); resume with --resume. A frame the disk cannot take (full, a file\n"
+    "size limit) is left out whole, the run stops with exit code 1, and --resume\n"
+    "continues once there is room. Errors in the model are reported as\n"
+    "'MODEL.yaml:LINE:COLUMN: key: what is wrong' with exit code 2, and nothing is\n"
+    "written.\n";
 
 namespace {
 
-std::atomic<bool> g_interrupted{false};
+// The signal that asked the run to stop (SIGINT, SIGTERM), 0 while none has.
+std::atomic<int> g_stop_signal{0};
 
-extern "C" void on_interrupt(int) {
-  if (g_interrupted.exchange(true)) {
-    std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C stops at once; the file stays readable
-    std::raise(SIGINT);
+extern "C" void on_stop_signal(int signal) {
+  if (g_stop_signal.exchange(signal) != 0) {
+    std::signal(signal, SIG_DFL);  // a second one stops at once; the file stays readable
+    std::raise(signal);
   }
 }
 
@@ -184,28 +188,43 @@ int simulate(sim::Simulation& simulation, io::H5mdWriter& writer, const sim::Set
   // Steps per call between checks of Ctrl-C and of the progress display.
   const uint64_t slice = std::max<uint64_t>(1, std::min<uint64_t>(every, 50));
   Progress progress(first, last);
-  g_interrupted = false;
-  auto previous = std::signal(SIGINT, on_interrupt);
+  g_stop_signal = 0;
+  // Ctrl-C and SIGTERM (what schedulers and `kill` send) end the run at the next frame.
+  const auto previous_int = std::signal(SIGINT, on_stop_signal);
+  const auto previous_term = std::signal(SIGTERM, on_stop_signal);
+  const auto restore_signals = [&] {
+    std::signal(SIGINT, previous_int);
+    std::signal(SIGTERM, previous_term);
+  };
   while (simulation.step() < last) {
     const uint64_t next_frame = std::min(last, (simulation.step() / every + 1) * every);
     while (simulation.step() < next_frame) {
       simulation.run(std::min(slice, next_frame - simulation.step()));
       progress.update(simulation.step(), false);
     }
-    writer.write(simulation.frame());
+    try {
+      writer.write(simulation.frame());
+    } catch (const io::WriteError& e) {
+      restore_signals();
+      std::fprintf(stderr, "\nnestsim: %s. Make room, then continue with: nestsim run --resume "
+                   "%s --steps %llu\n",
+                   e.what(), out.c_str(), static_cast<unsigned long long>(last));
+      return 1;
+    }
     progress.update(simulation.step(), true);
-    if (g_interrupted && simulation.step() < last) {
-      std::signal(SIGINT, previous);
+    if (const int stop = g_stop_signal; stop != 0 && simulation.step() < last) {
+      restore_signals();
       std::fprintf(stderr,
-                   "\nnestsim: interrupted at step %llu; the trajectory is complete up to "
+                   "\nnestsim: stopped by %s at step %llu; the trajectory is complete up to "
                    "there. Continue with: nestsim run --resume %s --steps %llu\n",
+                   stop == SIGTERM ? "SIGTERM" : "Ctrl-C (SIGINT)",
                    static_cast<unsigned long long>(simulation.step()), out.c_str(),
                    static_cast<unsigned long long>(last));
       writer.close();
-      return 130;
+      return 128 + stop;
     }
   }
-  std::signal(SIGINT, previous);
+  restore_signals();
   const uint64_t frames = writer.frames();
   writer.close();
   const double wall = progress.seconds();
@@ -235,14 +254,15 @@ int fresh_run(const RunArgs& a) {
   io::Model model = io::load_model(model_path);
   if (a.has_steps) model.steps = a.steps;
   if (a.has_seed) model.seed = a.seed;
-  sim::Setup setup = io::make_setup(model);
-  if (a.collision) setup.collision = *a.collision;
-  const std::string out = a.output.empty() ? setup.output_file : a.output;
+  // The output path before any work (placement can take a while).
+  const std::string out = a.output.empty() ? model.output_file : a.output;
   try {
     io::check_output_path(out, a.force);
   } catch (const std::runtime_error& e) {
     throw std::invalid_argument(e.what());
   }
+  sim::Setup setup = io::make_setup(model);
+  if (a.collision) setup.collision = *a.collision;
   sim::Simulation simulation(setup);  // validates the initial state before any file exists
   std::fprintf(stderr, "nestsim: %s, %zu bodies, %llu steps of %g %s, %s collision, backend %s\n",
                model_path.c_str(), setup.bodies.size(),
@@ -251,8 +271,17 @@ int fresh_run(const RunArgs& a) {
   for (const auto& rule : model.reactions)  // rates given with units or as kon, converted
     if (const std::string line = io::describe_rate(rule, model); !line.empty())
       std::fprintf(stderr, "  %s\n", line.c_str());
-  io::H5mdWriter writer(out, setup, NESTSIM_VERSION_STRING);
-  writer.write(simulation.frame());
+  io::H5mdWriter writer(out, setup, NESTSIM_VERSION_STRING, a.force);
+  try {
+    writer.write(simulation.frame());
+  } catch (const io::WriteError& e) {  // a file without a frame cannot be resumed
+    try {
+      writer.close();
+    } catch (const std::exception&) {
+    }
+    std::remove(out.c_str());
+    throw std::runtime_error(std::string(e.what()) + "; removed it");
+  }
   return simulate(simulation, writer, setup, setup.bodies.size(), out);
 }
 

@@ -57,6 +57,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -64,16 +65,30 @@
 
 namespace nestsim::io {
 
-// Throws std::runtime_error ("PATH exists: ... --force") when `path` exists and
-// `force` is false; call before anything is computed or written.
+// Throws std::runtime_error when `path` cannot take a new trajectory: it exists and
+// `force` is false, it is a directory or not a regular file, or its directory is
+// missing or not writable. Call before anything is computed or written.
 void check_output_path(const std::string& path, bool force);
+
+// A frame that write() could not store (disk full, a file size limit, an I/O error).
+// The file was taken back to its complete frames; what() says why, and which frames
+// the file holds.
+class WriteError : public std::runtime_error {
+ public:
+  WriteError(const std::string& what, uint64_t frames, int64_t last_step)
+      : std::runtime_error(what), frames(frames), last_step(last_step) {}
+  uint64_t frames;    // complete frames in the file
+  int64_t last_step;  // the step of the last of them; -1 when none
+};
 
 class H5mdWriter {
  public:
-  // Creates (or, with the caller's consent, replaces) the trajectory `path` for
-  // `setup`: metadata, parameters and empty time series with setup.capacity slots.
+  // Creates (or, with `replace`, the caller's consent, replaces) the trajectory `path`
+  // for `setup`: metadata, parameters and empty time series with setup.capacity slots.
+  // A file that another process holds open for writing is never replaced; on failure
+  // only a file this call created is removed.
   H5mdWriter(const std::string& path, const sim::Setup& setup,
-             const std::string& program_version);
+             const std::string& program_version, bool replace = true);
 
   // Opens an existing nestsim trajectory to append frames after its last complete
   // one (a partly written last frame is dropped). The cumulative reaction counts the
@@ -87,7 +102,9 @@ class H5mdWriter {
 
   // Appends one frame and flushes the file. The frame's vectors all have one entry per
   // slot (fewer than the capacity: the rest are written empty; more: the slot
-  // dimension grows, earlier frames read as empty there). Steps must increase.
+  // dimension grows, earlier frames read as empty there). Steps must increase. A frame
+  // is stored whole or not at all: when the file cannot take it, the file is taken back
+  // to its complete frames and WriteError is thrown.
   // reaction_events has one cumulative count per rule of the file, none decreasing;
   // the file stores the increase since the previous frame (see the layout above).
   void write(const sim::Frame& frame);
