@@ -43,7 +43,7 @@ const char* const kPairsHelp =
     "              the grid); the pairs do not change\n"
     "--grid-sort S how hsx and grid_uniform sort bodies into cells: counting (atomics on\n"
     "              the cell table), radix (a radix sort of the cell numbers), or auto\n"
-    "              (default: radix from 4e6 bodies on a GPU, from 1e5 on the CPU, else\n"
+    "              (default: radix from 2e6 bodies on a GPU, from 1e5 on the CPU, else\n"
     "              counting); the pairs do not change\n"
     "--count       print only the number of pairs\n"
     "--bench K     after one warm-up call, time K calls of the search and print\n"
