@@ -58,6 +58,9 @@ sim::Frame frame_at(const sim::Setup& s, uint64_t k) {
     for (int d = 0; d < 3; ++d)
       f.position[i][d] = std::fmod(f.position[i][d] + k * (0.1 + i * 1e-7) + d / 3.0, 400.0);
   if (k >= 2) f.id[5] = -1;
+  f.image.resize(f.position.size());
+  for (std::size_t i = 0; i < f.image.size(); ++i)
+    f.image[i] = {int32_t(k) - int32_t(i % 3), int32_t(i % 5), -int32_t(k * i % 7)};
   return f;
 }
 
@@ -73,6 +76,9 @@ bool same_bits(const sim::Frame& a, const sim::Frame& b) {
   for (std::size_t s = 0; s < n; ++s) {
     same = same && a.id[s] == b.id[s];
     if (a.id[s] < 0) continue;
+    // Images a frame does not give are stored as 0.
+    const std::array<int32_t, 3> image = s < a.image.size() ? a.image[s] : std::array<int32_t, 3>{};
+    same = same && b.image.size() >= n && image == b.image[s];
     same = same && std::memcmp(a.position[s].data(), b.position[s].data(), 24) == 0 &&
            a.kind[s] == b.kind[s] && a.parent[s] == b.parent[s] &&
            a.membrane[s] == b.membrane[s] &&
@@ -271,6 +277,9 @@ TEST_CASE("write then read is bitwise") {
   sim::Frame changed = frame_at(s, 3);
   changed.position[7][1] = std::nextafter(changed.position[7][1], 1e9);
   CHECK_FALSE(same_bits(changed, io::read_last_frame(path).frame));
+  changed = frame_at(s, 3);
+  changed.image[9][2] += 1;  // the images are stored too
+  CHECK_FALSE(same_bits(changed, io::read_last_frame(path).frame));
   std::remove(path.c_str());
 }
 
@@ -305,6 +314,7 @@ TEST_CASE("more bodies than slots grow the slot dimension") {
     big.thickness.push_back(2);
     big.parent.push_back(-1);
     big.membrane.push_back(-1);
+    big.image.push_back({i, -i, 1});
   }
   {
     io::H5mdWriter w(path, s, "test");

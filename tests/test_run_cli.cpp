@@ -37,6 +37,7 @@ bool same_frames(const std::string& a, const std::string& b) {
   for (uint64_t f = 0; f < ca.frames; ++f) {
     const auto fa = nestsim::io::read_frame(a, f), fb = nestsim::io::read_frame(b, f);
     if (fa.step != fb.step || fa.id != fb.id || fa.parent != fb.parent) return false;
+    if (fa.image != fb.image || fa.image.size() != fa.id.size()) return false;
     if (fa.position.size() != fb.position.size()) return false;
     for (std::size_t s = 0; s < fa.position.size(); ++s)
       for (int k = 0; k < 3; ++k)  // bitwise: compare the representations

@@ -33,6 +33,9 @@ constexpr const char* bodies = "/particles/bodies";
 constexpr const char* step_path = "/particles/bodies/position/step";
 constexpr const char* time_path = "/particles/bodies/position/time";
 constexpr const char* lists_path = "/observables/broadphase_pairs/value";
+// H5MD's periodic images: unwrapped position = position + image * box edge. Files
+// written before it was stored have none (their images read as unknown).
+constexpr const char* image_path = "/particles/bodies/image/value";
 constexpr const char* reaction_names_path = "/parameters/reaction_names";
 // All rules' events together. MDAnalysis before 2.8 reads `value` of every group under
 // /observables and refuses a file where one has none (its issue 4598).
@@ -334,6 +337,7 @@ struct H5mdWriter::Impl {
   Handle step, time;
   std::vector<Series> series;     // series_specs(), in its order
   Series lists;                   // /observables/broadphase_pairs
+  Series image;                   // /particles/bodies/image
   std::vector<Series> reactions;  // per rule: events in the interval ending at a frame
   Series reactions_total;         // their sum, when there are rules
   std::vector<uint64_t> events;   // per rule: cumulative events at the last frame
@@ -364,6 +368,7 @@ struct H5mdWriter::Impl {
     series.clear();
     for (const auto& s : specs) series.push_back(open_one(f, s.path, s.memory_type, s.per_slot));
     if (hdf5::exists(f, lists_path)) lists = open_one(f, lists_path, H5T_NATIVE_INT64, false);
+    if (hdf5::exists(f, image_path)) image = open_one(f, image_path, H5T_NATIVE_INT32, true);
     reactions.clear();
     if (!rules.empty()) {
       if (!hdf5::exists(f, reactions_total_path))
@@ -404,6 +409,7 @@ struct H5mdWriter::Impl {
     shrink(time, time_path);
     for (auto& s : series) shrink(s.value, s.path);
     shrink(lists.value, lists.path);
+    shrink(image.value, image.path);
     for (auto& s : reactions) shrink(s.value, s.path);
     shrink(reactions_total.value, reactions_total.path);
     return H5Fflush(file.get(), H5F_SCOPE_GLOBAL) >= 0 && ok;
@@ -552,6 +558,7 @@ H5mdWriter::H5mdWriter(const std::string& path, const sim::Setup& setup,
       if (i == ts::model_time) hdf5::write_attribute(d.get(), "unit", setup.time_unit);
     }
     create_series(f, lists_path, H5T_STD_I64LE, H5T_NATIVE_INT64, {}, false, -1);
+    create_series(f, image_path, H5T_STD_I32LE, H5T_NATIVE_INT32, {w.slots, 3}, true, 0);
     if (!rules.empty())
       create_series(f, reactions_total_path, H5T_STD_I64LE, H5T_NATIVE_INT64, {}, false, 0);
     for (const auto& rule : rules)
@@ -620,6 +627,7 @@ H5mdWriter H5mdWriter::append(const std::string& path) {
   hsize_t frames = std::min(hdf5::dims(w.step.get())[0], hdf5::dims(w.time.get())[0]);
   for (const auto& s : w.series) frames = std::min(frames, hdf5::dims(s.value.get())[0]);
   if (w.lists.value) frames = std::min(frames, hdf5::dims(w.lists.value.get())[0]);
+  if (w.image.value) frames = std::min(frames, hdf5::dims(w.image.value.get())[0]);
   for (const auto& s : w.reactions) frames = std::min(frames, hdf5::dims(s.value.get())[0]);
   if (w.reactions_total.value)
     frames = std::min(frames, hdf5::dims(w.reactions_total.value.get())[0]);
@@ -634,6 +642,15 @@ H5mdWriter H5mdWriter::append(const std::string& path) {
   for (auto& s : w.series) shrink(s.value.get());
   for (auto& s : w.reactions) shrink(s.value.get());
   if (w.reactions_total.value) shrink(w.reactions_total.value.get());
+  if (w.image.value) {
+    shrink(w.image.value.get());
+  } else {  // a file written before the images were stored: earlier frames read as 0
+    const hsize_t slots = hdf5::dims(w.series[ts::id].value.get())[1];
+    create_series(file, image_path, H5T_STD_I32LE, H5T_NATIVE_INT32, {slots, 3}, true, 0);
+    w.image = Impl::open_one(file, image_path, H5T_NATIVE_INT32, true);
+    std::vector<hsize_t> extent{frames, slots, 3};
+    check(H5Dset_extent(w.image.value.get(), extent.data()), "cannot extend a time series");
+  }
   if (w.lists.value) {
     shrink(w.lists.value.get());
   } else {  // a file written before the list sizes were stored: earlier frames unknown (-1)
@@ -691,6 +708,7 @@ void H5mdWriter::write(const sim::Frame& fr) {
       bytes *= s.per_slot && d == 0 ? std::max<uint64_t>(s.inner[0], fr.id.size()) : s.inner[d];
     row_bytes += bytes;
   }
+  row_bytes += 3 * sizeof(int32_t) * std::max<uint64_t>(w.slots, fr.id.size());  // image
   w.check_room(f, fr.step, row_bytes);
   try {
     w.append(fr);
@@ -731,7 +749,10 @@ void H5mdWriter::Impl::append(const sim::Frame& fr) {
     interval_total += interval_events[k];
   }
   if (n > w.slots) {  // more bodies than slots: grow the slot dimension
-    for (auto& s : w.series) {
+    std::vector<Series*> per_slot{&w.image};
+    for (auto& s : w.series) per_slot.push_back(&s);
+    for (Series* p : per_slot) {
+      Series& s = *p;
       if (!s.per_slot) continue;
       s.inner[0] = n;
       std::vector<hsize_t> extent{w.frames};
@@ -745,6 +766,7 @@ void H5mdWriter::Impl::append(const sim::Frame& fr) {
   std::vector<int64_t> ids(S, -1), parents(S, -1), membranes(S, -1);
   std::vector<int32_t> kinds(S, -1);
   std::vector<double> r(S, 0), q(S, 0), x(3 * S, 0);
+  std::vector<int32_t> image(3 * S, 0);  // unknown images (an empty Frame::image) as 0
   std::unordered_map<int64_t, int32_t> kind_of;
   for (std::size_t s = 0; s < n; ++s) {
     ids[s] = fr.id[s];
@@ -758,6 +780,8 @@ void H5mdWriter::Impl::append(const sim::Frame& fr) {
     r[s] = fr.radius[s];
     q[s] = fr.thickness[s];
     for (int d = 0; d < 3; ++d) x[3 * s + d] = fr.position[s][d];
+    if (s < fr.image.size())
+      for (int d = 0; d < 3; ++d) image[3 * s + d] = fr.image[s][std::size_t(d)];
     kind_of[fr.id[s]] = fr.kind[s];
   }
   // Observables.
@@ -804,6 +828,7 @@ void H5mdWriter::Impl::append(const sim::Frame& fr) {
     if (i != ts::position)
       append_row(w.series[i].value.get(), w.series[i].memory_type, f, w.series[i].inner, rows[i]);
   append_row(w.lists.value.get(), H5T_NATIVE_INT64, f, {}, &fr.broadphase_pairs);
+  append_row(w.image.value.get(), H5T_NATIVE_INT32, f, w.image.inner, image.data());
   for (std::size_t k = 0; k < R; ++k)
     append_row(w.reactions[k].value.get(), H5T_NATIVE_INT64, f, {}, &interval_events[k]);
   if (R > 0) append_row(w.reactions_total.value.get(), H5T_NATIVE_INT64, f, {}, &interval_total);
@@ -825,6 +850,7 @@ struct Reader {
   hsize_t frames = 0;
   std::vector<Handle> values;
   Handle lists;                   // absent in files written before it was stored
+  Handle image;                   // likewise
   std::vector<Handle> reactions;  // per rule
 
   explicit Reader(const std::string& path) : file(open_trajectory(path, false)) {
@@ -839,6 +865,10 @@ struct Reader {
     if (hdf5::exists(f, lists_path)) {
       lists = hdf5::open_dataset(f, lists_path);
       frames = std::min(frames, hdf5::dims(lists.get())[0]);
+    }
+    if (hdf5::exists(f, image_path)) {
+      image = hdf5::open_dataset(f, image_path);
+      frames = std::min(frames, hdf5::dims(image.get())[0]);
     }
     const std::vector<std::string> rules = reaction_names(f);
     for (const auto& rule : rules) {
@@ -879,6 +909,11 @@ struct Reader {
     static_assert(sizeof(std::array<double, 3>) == 3 * sizeof(double));
     read_row(values[ts::position].get(), H5T_NATIVE_DOUBLE, index, fr.position.data());
     if (lists) read_row(lists.get(), H5T_NATIVE_INT64, index, &fr.broadphase_pairs);
+    if (image) {
+      fr.image.resize(S);
+      static_assert(sizeof(std::array<int32_t, 3>) == 3 * sizeof(int32_t));
+      read_row(image.get(), H5T_NATIVE_INT32, index, fr.image.data());
+    }
     for (const Handle& r : reactions)  // cumulative: the intervals up to this frame
       fr.reaction_events.push_back(uint64_t(sum_of_rows(r.get(), index + 1)));
     return fr;

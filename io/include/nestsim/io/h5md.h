@@ -7,7 +7,11 @@
 //   /particles/bodies/
 //     box/                        attrs dimension = 3, boundary = 3 x periodic|none
 //       edges/{step,time,value[frame][3][3]}  diagonal matrix of the edge lengths
-//     position/{step,time,value[frame][slot][3]}   float64, attr unit (length)
+//     position/{step,time,value[frame][slot][3]}   float64, attr unit (length); wrapped
+//                                    into the box when it is periodic
+//     image/value[frame][slot][3]    int32, H5MD's periodic images: the unwrapped
+//                                    position is position + image * edge (0 in files
+//                                    written before it was stored, for earlier frames)
 //     id/value[frame][slot]          int64, -1 marks an empty slot
 //     species/value[frame][slot]     int32, index into /parameters/species_names
 //     radius/value, thickness/value [frame][slot] float64
