@@ -47,6 +47,9 @@ with h5py.File(path, "r") as f:
     assert pos.shape[0] == 3 and pos.shape[2] == 3, pos.shape
     n_slots = pos.shape[1]
     assert list(bodies["position/step"][()]) == [0, 500, 1000]  # the model's output.every
+    image = bodies["image/value"][()]
+    assert image.shape == pos.shape and image.dtype == np.int32, (image.shape, image.dtype)
+    assert bodies["image/step"][()].tolist() == [0, 500, 1000]
     assert bodies["id/step"][()].tolist() == [0, 500, 1000]  # shared step dataset
     n = int((ids[0] >= 0).sum())
     assert n > 0 and n < n_slots
