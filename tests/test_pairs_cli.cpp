@@ -263,3 +263,103 @@ TEST_CASE("-o writes a regular file only where one or nothing was; streams go th
   CHECK_MESSAGE(r.err.find("pairs.csv: write failed: File too large") != std::string::npos, r.err);
   CHECK(run_shell("ls -A " + limited).out.empty());
 }
+
+namespace {
+
+// A scene of `n` bodies spread over [-extent, extent]^3, every |coordinate| at least
+// extent / 10 (radius r, thickness r / 2), each tenth with a partner touching it, and
+// two more touching bodies.
+std::string spread_scene(const std::string& name, double extent, double r, int n = 300) {
+  std::ostringstream text;
+  text.precision(17);
+  text << "x,y,z,radius,thickness\n";
+  uint64_t state = 12345;
+  auto uniform = [&] {  // a small LCG: the same scene on every platform
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const double u = double(state >> 11) * 0x1p-53 * 2 - 1;
+    return (u < 0 ? -0.1 : 0.1) + 0.9 * u;
+  };
+  for (int i = 0; i < n; ++i) {
+    const double x = extent * uniform(), y = extent * uniform(), z = extent * uniform();
+    text << x << "," << y << "," << z << "," << r << "," << r / 2 << "\n";
+    if (i % 10 == 0) text << x + (x < 0 ? 1.5 : -1.5) * r << "," << y << "," << z << "," << r
+                          << "," << r / 2 << "\n";
+  }
+  text << extent / 2 << "," << extent / 2 << "," << extent / 2 << "," << r << "," << r / 2
+       << "\n";
+  text << extent / 2 - 1.5 * r << "," << extent / 2 << "," << extent / 2 << "," << r << ","
+       << r / 2 << "\n";
+  return write_file(name, text.str());
+}
+
+}  // namespace
+
+TEST_CASE("huge and tiny magnitudes: exact inside the supported range, refused outside") {
+  // Near the edges of the range every method gives brute force's pairs.
+  struct Inside {
+    const char* precision;
+    double extent, radius;
+  };
+  for (const Inside& c : {Inside{"double", 0.99e150, 1}, Inside{"double", 1e149, 5e148},
+                          Inside{"double", 1e-127, 1e-129}, Inside{"float", 0.99e18, 1},
+                          Inside{"float", 1e17, 5e16}, Inside{"float", 1e-9, 1e-11}}) {
+    INFO(std::string(c.precision) << " " << c.extent);
+    const std::string scene = spread_scene("inside.csv", c.extent, c.radius);
+    const std::string flags = std::string(" --count --precision ") + c.precision;
+    const Run brute = run_nestsim("pairs " + scene + flags + " --method brute");
+    REQUIRE_MESSAGE(brute.code == 0, brute.err);
+    CHECK(std::stoul(brute.out) >= 31);  // the partners do touch
+    for (const std::string& m : method_names()) {
+      CAPTURE(m);
+      const Run r = run_nestsim("pairs " + scene + flags + " --method " + m + " --hsx-small-n 0");
+      CHECK(r.code == 0);
+      CHECK(r.out == brute.out);
+    }
+  }
+  // Outside: exit 2, the scene's line, and the supported range.
+  struct Outside {
+    const char* what;
+    double extent, radius;
+    std::string flags;
+    std::string says;
+  };
+  const std::vector<Outside> outside = {
+      {"coordinates 1e165", 1e165, 1, "", "supported range"},
+      {"float from 1e25", 1e25, 1, " --precision float", "1e+18 in float precision"},
+      {"tiny radii", 1e-300, 1e-303, "", "1e-130 to 1e+150 in double"},
+      {"tiny float coordinates", 1e-20, 1, " --precision float", "from 1e-12 to 1e+18"},
+  };
+  for (const Outside& c : outside) {
+    CAPTURE(c.what);
+    const std::string scene = spread_scene("outside.csv", c.extent, c.radius);
+    const Run r = run_nestsim("pairs " + scene + c.flags + " --count");
+    CHECK(r.code == 2);
+    CHECK_MESSAGE(r.err.rfind(scene + ":", 0) == 0, r.err);
+    CHECK_MESSAGE(r.err.find(c.says) != std::string::npos, r.err);
+  }
+  const std::string scene = spread_scene("moderate.csv", 100, 1);
+  Run r = run_nestsim("pairs " + scene + " --skin 1e155 --count");
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.err.find("skin 1e+155 is outside the supported range") != std::string::npos,
+                r.err);
+  r = run_nestsim("pairs " + scene + " --box 1e-300,1e-300,1e-300 --periodic --count");
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.err.find("box edge 1e-300") != std::string::npos, r.err);
+  r = run_nestsim("pairs " + scene + " --box 1e-10,1e-10,1e-10 --periodic --count");
+  CHECK(r.code == 2);
+  CHECK_MESSAGE(r.err.find("is below 2^-30 of the largest radius + skin") != std::string::npos,
+                r.err);
+  // A periodic box at the lower bound of edge / (radius + skin), and huge edges: exact.
+  for (const char* box : {"0.0000000019,0.0000000019,0.0000000019", "1e149,1e149,1e149"}) {
+    CAPTURE(box);
+    const std::string flags = std::string(" --count --periodic --box ") + box;
+    const Run brute = run_nestsim("pairs " + scene + flags + " --method brute");
+    REQUIRE_MESSAGE(brute.code == 0, brute.err);
+    for (const std::string& m : method_names()) {
+      CAPTURE(m);
+      r = run_nestsim("pairs " + scene + flags + " --method " + m + " --hsx-small-n 0");
+      CHECK(r.code == 0);
+      CHECK(r.out == brute.out);
+    }
+  }
+}

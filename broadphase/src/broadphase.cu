@@ -52,6 +52,7 @@ template <class Real>
 void Broadphase<Real>::upload(const SphereSet<Real>& bodies) {
   const int dim = options().domain.dim;
   bodies.validate(dim);
+  check_supported(bodies, options());
   if (bodies.size() > 0xffffffffu - 1)
     throw std::invalid_argument("at most 2^32 - 2 bodies are supported");
   impl_->n = static_cast<uint32_t>(bodies.size());

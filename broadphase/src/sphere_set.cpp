@@ -76,9 +76,7 @@ template <class Real>
 void SphereSet<Real>::validate(int dim) const {
   const std::size_t n = radius.size();
   auto fail = [](std::size_t i, const char* field, const std::string& what) {
-    std::ostringstream msg;
-    msg << "body " << i << ": " << field << " " << what;
-    throw std::invalid_argument(msg.str());
+    throw BodyError(i, std::string(field) + " " + what);
   };
   if (thickness.size() != n || x.size() != n || y.size() != n || (dim == 3 && z.size() != n))
     throw std::invalid_argument("bodies: x, y, (z,) radius and thickness differ in length");
@@ -98,6 +96,76 @@ void SphereSet<Real>::validate(int dim) const {
 
 template struct SphereSet<float>;
 template struct SphereSet<double>;
+
+namespace {
+
+std::string number(double v) {
+  std::ostringstream s;
+  s.precision(6);
+  s << v;
+  return s.str();
+}
+
+}  // namespace
+
+template <class Real>
+void check_supported(const SphereSet<Real>& bodies, const BroadphaseOptions& options) {
+  const double limit = max_extent<Real>(), least = min_extent<Real>();
+  const bool single = sizeof(Real) == sizeof(float);
+  const std::string range =
+      std::string("outside the supported range (|coordinates|, radius + skin and box edges "
+                  "0 or from ") +
+      number(least) + " to " + number(limit) + " in " + (single ? "float" : "double") +
+      " precision, " + number(single ? min_extent<double>() : min_extent<float>()) + " to " +
+      number(single ? max_extent<double>() : max_extent<float>()) + " in " +
+      (single ? "double" : "float") + ")";
+  const auto supported = [&](double v) {
+    return v == 0 || (std::fabs(v) >= least && std::fabs(v) <= limit);
+  };
+  const Domain& dom = options.domain;
+  const int dim = dom.dim;
+  if (!(options.skin <= limit))
+    throw std::invalid_argument("skin " + number(options.skin) + " is " + range);
+  for (int a = 0; a < dim; ++a) {
+    if (dom.periodic && !supported(dom.size[a]))
+      throw std::invalid_argument("box edge " + number(dom.size[a]) + " is " + range);
+    if (!supported(dom.lo[a]))
+      throw std::invalid_argument("box origin " + number(dom.lo[a]) + " is " + range);
+  }
+  double reach = 0;  // the largest radius + skin
+  std::size_t widest = 0;
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    const double r = double(bodies.radius[i]) + options.skin;
+    if (!supported(r)) throw BodyError(i, "radius + skin = " + number(r) + " is " + range);
+    if (r > reach) {
+      reach = r;
+      widest = i;
+    }
+  }
+  if (dom.periodic)
+    for (int a = 0; a < dim; ++a)
+      if (dom.size[a] < kMinEdgePerReach * reach)
+        throw std::invalid_argument(
+            "box edge " + number(dom.size[a]) + " is below 2^-30 of the largest radius + skin (" +
+            number(reach) + ", body " + std::to_string(widest) +
+            "): a periodic box's edges must be at least " + number(kMinEdgePerReach * reach));
+  const std::vector<Real>* coord[3] = {&bodies.x, &bodies.y, &bodies.z};
+  const char* names[3] = {"x", "y", "z"};
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    for (int a = 0; a < dim; ++a) {
+      const double x = double((*coord[a])[i]);
+      if (!supported(x))
+        throw BodyError(i, std::string(names[a]) + " = " + number(x) + " is " + range);
+      if (dom.periodic && !(std::fabs(x - dom.lo[a]) <= kMaxEdgesFromBox * dom.size[a]))
+        throw BodyError(i, std::string(names[a]) + " = " + number(x) + " lies more than 2^30 " +
+                               "box edges (" + number(dom.size[a]) + ") from the box: " +
+                               "wrap it into the box");
+    }
+  }
+}
+
+template void check_supported(const SphereSet<float>&, const BroadphaseOptions&);
+template void check_supported(const SphereSet<double>&, const BroadphaseOptions&);
 
 double Timings::median() const {
   if (ms.empty()) return 0;

@@ -115,7 +115,8 @@ void apply_box(const std::string& path, Scene& scene, const Domain& box) {
       double& x = (*coord[a])[i];
       const double L = box.size[a];
       if (box.periodic) {
-        x -= L * std::floor(x / L);
+        x = std::fmod(x, L);  // exact, where x - L floor(x / L) rounds far from the box
+        if (x < 0) x += L;
         if (x >= L) x = 0;  // rounding of values just below 0
       } else if (x < 0 || x > L) {
         std::ostringstream msg;

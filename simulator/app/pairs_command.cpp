@@ -55,6 +55,11 @@ const char* const kPairsHelp =
     "              is replaced when complete (a link is followed); a FIFO or a\n"
     "              character device is written through; - is standard output\n"
     "\n"
+    "Supported range (the pairs are exact inside it, and anything outside is refused):\n"
+    "|coordinates|, radius + skin and box edges 0 or from 1e-130 to 1e150 in double\n"
+    "(1e-12 to 1e18 in float); a periodic box's edges at least 2^-30 of the largest\n"
+    "radius + skin.\n"
+    "\n"
     "Output: CSV with header 'i,j', one pair per line, i < j, sorted by (i, j).\n"
     "Errors in SCENE.csv are reported as 'SCENE.csv:LINE: what is wrong' with exit\n"
     "code 2, and no output file is left behind.\n";
@@ -254,7 +259,12 @@ int pairs_command(const std::vector<std::string>& args) {
       for (int a = 0; a < scene.dim; ++a) domain.size[a] = p.box[a];
       io::apply_box(p.scene, scene, domain);
     }
-    return p.precision == "float" ? run<float>(p, scene, domain) : run<double>(p, scene, domain);
+    try {
+      return p.precision == "float" ? run<float>(p, scene, domain) : run<double>(p, scene, domain);
+    } catch (const BodyError& e) {  // located at the body's line
+      throw io::InputError(p.scene, e.body() < scene.lines.size() ? scene.lines[e.body()] : 0,
+                           e.what());
+    }
   } catch (const io::InputError& e) {
     std::cerr << e.what() << "\n";
     return 2;

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -96,9 +97,45 @@ struct SphereSet {
   std::size_t size() const { return radius.size(); }
   void resize(std::size_t n);
   void push_back(Real px, Real py, Real pz, Real r, Real q);
-  // Throws std::invalid_argument naming the first bad body (index, field, value).
+  // Throws BodyError naming the first bad body (index, field, value).
   void validate(int dim) const;
 };
+
+// A body that a search cannot take: what() is "body I: what is wrong".
+class BodyError : public std::invalid_argument {
+ public:
+  BodyError(std::size_t body, const std::string& what)
+      : std::invalid_argument("body " + std::to_string(body) + ": " + what), body_(body) {}
+  std::size_t body() const { return body_; }
+
+ private:
+  std::size_t body_;
+};
+
+// The range a search supports in the arithmetic Real, where squared distances neither
+// overflow nor underflow and the grids' cell numbers stay far inside 64 bits: every
+// |coordinate|, radius + skin and periodic box edge is 0 or between min_extent<Real>()
+// and max_extent<Real>() (1e-130 to 1e150 in double, 1e-12 to 1e18 in float; the
+// smallest nonzero difference of two coordinates, an ulp of the smaller, then squares
+// to a normal number); in a periodic box, every edge at least 2^-30 of the largest
+// radius + skin, and every coordinate within 2^30 edges of the box. check_supported()
+// (called by upload()) refuses anything else, so that no search answers wrong in
+// silence.
+template <class Real>
+constexpr double max_extent() {
+  return sizeof(Real) == sizeof(float) ? 1e18 : 1e150;
+}
+template <class Real>
+constexpr double min_extent() {
+  return sizeof(Real) == sizeof(float) ? 1e-12 : 1e-130;
+}
+constexpr double kMinEdgePerReach = 0x1p-30;
+constexpr double kMaxEdgesFromBox = 0x1p30;
+
+// Throws BodyError for a body outside the supported range, std::invalid_argument for
+// a skin or a box outside it; the message states the range.
+template <class Real>
+void check_supported(const SphereSet<Real>& bodies, const BroadphaseOptions& options);
 
 // Pairs (i[k], j[k]) with i[k] < j[k], sorted by (i, j).
 struct PairList {
@@ -135,7 +172,8 @@ class Broadphase {
 
   const BroadphaseOptions& options() const;
 
-  // Copies the bodies to the device (validating them first).
+  // Copies the bodies to the device (validating them first: SphereSet::validate,
+  // check_supported).
   void upload(const SphereSet<Real>& bodies);
   std::size_t body_count() const;
 
