@@ -1,0 +1,40 @@
+// Helpers of the validation suite that read the engine's types: the largest accepted dt
+// of a setup, a frame's positions, and soft-sphere overlaps measured in a frame
+// (independently of the engine's force code).
+#pragma once
+#include <utility>
+#include <vector>
+
+#include "nestsim/sim/setup.h"
+#include "nestsim/sim/time_step.h"
+#include "stats.h"
+
+namespace nestsim::validation {
+
+// sim::max_dt for the setup's kinds and repulsion at the default (accurate) limit.
+inline double largest_dt(const nestsim::sim::Setup& s) {
+  std::vector<nestsim::sim::ContactKind> kinds;
+  for (const nestsim::sim::Kind& k : s.kinds) kinds.push_back({k.compartment, k.membrane, k.diffusion});
+  return nestsim::sim::max_dt(kinds, s.repulsion, s.kT, nestsim::sim::DtLimit::accurate);
+}
+
+// The positions of the live bodies of a frame, in slot order.
+inline std::vector<Vec> positions(const nestsim::sim::Frame& f) {
+  std::vector<Vec> x;
+  for (std::size_t s = 0; s < f.id.size(); ++s)
+    if (f.id[s] >= 0) x.push_back(f.position[s]);
+  return x;
+}
+
+// The overlapping pairs of equal spheres (radius a) and their summed harmonic energy
+// k/2 (2a - r)^2 (kT), in a periodic box.
+inline std::pair<double, double> overlaps(const std::vector<Vec>& x, const Vec& box, double a, double k) {
+  double n = 0, e = 0;
+  for_close_pairs(x, box, 2 * a, [&](std::size_t, std::size_t, double r) {
+    n += 1;
+    e += 0.5 * k * (2 * a - r) * (2 * a - r);
+  });
+  return {n, e};
+}
+
+}  // namespace nestsim::validation
