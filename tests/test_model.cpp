@@ -966,7 +966,7 @@ TEST_CASE("validate checks reactions of a model built in code") {
 
   m.reactions[0].products[0].compartment = "lysosome";
   CHECK_THROWS_WITH_AS(io::validate(m),
-                       doctest::Contains("model.yaml:0:0: reactions[0].rule: rule 'ligand outside "
+                       doctest::Contains("model.yaml: reactions[0].rule: rule 'ligand outside "
                                          "cell + cell -> ligand_bound on lysosome': a "
                                          "species reacts with compartment kind 'cell' only "
                                          "by binding"),

@@ -173,7 +173,7 @@ TEST_CASE("bad input: located message, exit code 2, no output file") {
   const std::string missing = temp_dir() + "/no-such-scene.csv";
   const Run r = run_nestsim("pairs " + missing + " -o " + temp_dir() + "/x.csv");
   CHECK(r.code == 2);
-  CHECK(r.err.rfind(missing + ":0: cannot open file", 0) == 0);
+  CHECK(r.err.rfind(missing + ": cannot open file", 0) == 0);
   CHECK_FALSE(exists(temp_dir() + "/x.csv"));
 }
 

@@ -3,8 +3,10 @@
 // several keys (references, sizes against the box).
 #include "nestsim/io/model.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
+#include "nestsim/io/placement.h"
 #include "nestsim/io/rates.h"
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -34,9 +37,27 @@ std::string describe(const YAML::Node& node) {
     case YAML::NodeType::Map: return "a map";
     case YAML::NodeType::Sequence: return "a list";
     case YAML::NodeType::Null: return "nothing";
-    case YAML::NodeType::Scalar: return "'" + node.Scalar() + "'";
+    case YAML::NodeType::Scalar: {
+      const std::string& tag = node.Tag();
+      const std::string core = "tag:yaml.org,2002:";
+      const std::string text = "'" + excerpt(node.Scalar()) + "'";
+      if (tag == "?") return text;
+      if (tag == "!") return text + " (quoted: text)";
+      return text + " (tagged " +
+             (tag.rfind(core, 0) == 0 ? "!!" + tag.substr(core.size()) : tag) + ")";
+    }
     default: return "no value";
   }
+}
+
+// Whether a scalar is plain (untagged, unquoted) or explicitly tagged with one of the
+// YAML core types `types` (!!int, !!float, !!bool): the explicit tag is honoured, so
+// `!!str 350` is text.
+bool typed(const YAML::Node& node, std::initializer_list<const char*> types) {
+  if (node.Tag() == "?") return true;
+  for (const char* t : types)
+    if (node.Tag() == std::string("tag:yaml.org,2002:") + t) return true;
+  return false;
 }
 
 // Reads one file's nodes; every error names the file, the node and the key path.
@@ -60,7 +81,7 @@ class Reader {
     std::set<std::string> seen;
     for (const auto& entry : node) {
       const std::string name = entry.first.Scalar();
-      const std::string path = key.empty() ? name : key + "." + name;
+      const std::string path = (key.empty() ? "" : key + ".") + excerpt(name);
       if (!seen.insert(name).second) fail(entry.first, path, "duplicate key");
       if (!allowed.empty() && !allowed.count(name)) {
         std::string list;
@@ -71,7 +92,7 @@ class Reader {
   }
 
   double number(const YAML::Node& node, const std::string& key) const {
-    if (!node.IsScalar() || node.Tag() == "!")
+    if (!node.IsScalar() || !typed(node, {"float", "int"}))
       fail(node, key, "expected a number, got " + describe(node));
     const std::string& s = node.Scalar();
     char* end = nullptr;
@@ -96,7 +117,7 @@ class Reader {
 
   uint64_t integer(const YAML::Node& node, const std::string& key, uint64_t min) const {
     const std::string what = "expected an integer >= " + std::to_string(min) + ", got ";
-    if (!node.IsScalar() || node.Tag() == "!") fail(node, key, what + describe(node));
+    if (!node.IsScalar() || !typed(node, {"int"})) fail(node, key, what + describe(node));
     const std::string& s = node.Scalar();
     char* end = nullptr;
     errno = 0;
@@ -108,7 +129,7 @@ class Reader {
   }
 
   bool boolean(const YAML::Node& node, const std::string& key) const {
-    if (node.IsScalar() && node.Tag() != "!") {
+    if (node.IsScalar() && typed(node, {"bool"})) {
       const std::string& s = node.Scalar();
       if (s == "true") return true;
       if (s == "false") return false;
@@ -179,7 +200,13 @@ void read_simulation(const Reader& r, const YAML::Node& node, Model& m) {
                      : sim::DtLimit::stable;
   if (node["steps"]) m.steps = r.integer(node["steps"], "simulation.steps", 0);
   if (node["seed"]) m.seed = r.integer(node["seed"], "simulation.seed", 0);
-  if (node["capacity"]) m.capacity = r.integer(node["capacity"], "simulation.capacity", 1);
+  if (node["capacity"]) {
+    m.capacity = r.integer(node["capacity"], "simulation.capacity", 1);
+    if (m.capacity > uint64_t(max_slots))
+      r.fail(node["capacity"], "simulation.capacity",
+             "at most " + std::to_string(max_slots) + " slots (2^31 - 1), got " +
+                 std::to_string(m.capacity));
+  }
   if (const YAML::Node out = node["output"]) {
     r.expect_map(out, "simulation.output", {"every", "file"});
     if (out["every"])
@@ -250,7 +277,8 @@ void read_kinds(const Reader& r, const YAML::Node& node, bool compartment, Model
     k.where = location(entry.first);
     const std::string key = section + "." + k.name;
     if (!valid_name(k.name))
-      r.fail(entry.first, key, "a kind name is a letter or '_' then letters, digits, '_', '-'");
+      r.fail(entry.first, section + "." + excerpt(k.name),
+             "a kind name is a letter or '_' then letters, digits, '_', '-'");
     if (m.find_kind(k.name))
       r.fail(entry.first, key, "a kind named '" + k.name + "' is already defined");
     const YAML::Node& v = entry.second;
@@ -306,8 +334,11 @@ void read_kinds(const Reader& r, const YAML::Node& node, bool compartment, Model
 }
 
 void read_place(const Reader& r, const YAML::Node& node, Model& m) {
+  std::set<std::string> placed;  // the kinds of the entries so far
   if (!node.IsSequence() || node.size() == 0)
-    r.fail(node, "place", "expected a list of placements, got " + describe(node));
+    r.fail(node, "place",
+           "expected a list of placements, got " + (node.IsSequence() ? "an empty list"
+                                                                      : describe(node)));
   for (std::size_t i = 0; i < node.size(); ++i) {
     const YAML::Node& e = node[i];
     const std::string key = "place[" + std::to_string(i) + "]";
@@ -343,9 +374,7 @@ void read_place(const Reader& r, const YAML::Node& node, Model& m) {
       const KindSpec* target = m.find_kind(p.target);
       if (!target || !target->compartment)
         r.fail(e[k], key + "." + k, "'" + p.target + "' names no compartment kind");
-      bool placed_before = false;
-      for (const auto& q : m.place) placed_before = placed_before || q.kind == p.target;
-      if (!placed_before)
+      if (!placed.count(p.target))
         r.fail(e[k], key + "." + k,
                "no '" + p.target + "' compartment is placed before this entry");
       if (p.region == Placement::Region::on && kind->compartment)
@@ -356,6 +385,7 @@ void read_place(const Reader& r, const YAML::Node& node, Model& m) {
     }
     if (kind->membrane && p.region != Placement::Region::on)
       r.fail(e, key, "membrane species '" + p.kind + "' must be placed with `on:`");
+    placed.insert(p.kind);
     m.place.push_back(p);
   }
 }
@@ -896,7 +926,15 @@ Model parse_model(const std::string& text, const std::string& name) {
   const Reader r(name);
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    const std::vector<YAML::Node> documents = YAML::LoadAll(text);  // every one parsed
+    for (std::size_t d = 1; d < documents.size(); ++d)  // an empty one after --- is harmless
+      if (!documents[d].IsNull())
+        r.fail(documents[d], "", "a second YAML document (after ---): a model file holds one");
+    if (!documents.empty()) root = documents[0];
+  } catch (const YAML::DeepRecursion& e) {  // yaml-cpp's own message: "bad file"
+    r.fail(Location{e.mark.line + 1, e.mark.column + 1}, "",
+           "YAML: lists and maps nested more than " + std::to_string(e.depth()) +
+               " deep (a model nests a few levels)");
   } catch (const YAML::ParserException& e) {
     r.fail(Location{e.mark.line + 1, e.mark.column + 1}, "", "YAML syntax: " + e.msg);
   }
@@ -935,6 +973,8 @@ Model parse_model(const std::string& text, const std::string& name) {
 Model load_model(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, 0, "cannot open the model file");
+  if (std::error_code ec; std::filesystem::is_directory(path, ec))
+    throw InputError(path, 0, "is a directory, not a model file");
   std::ostringstream text;
   text << in.rdbuf();
   return parse_model(text.str(), path);

@@ -1,11 +1,13 @@
 // Resolves `place:` into bodies. Each entry draws from its own random stream
 // (seed, entry index), so that a change to one entry's count leaves the draws of
-// the entries before it alone. Placed bodies are kept in a hash grid (small ones) and
-// a list (large ones) so that a crowded model of 10^5 bodies places in O(N).
+// the entries before it alone. Placed bodies are kept in one hash grid per kind, so
+// that a crowded model of 10^5 bodies, or of 10^5 `place:` entries, places in near
+// linear time.
 #include "nestsim/io/placement.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <sstream>
 #include <unordered_map>
 #include <utility>
@@ -46,16 +48,35 @@ class Random {
   uint64_t state_;
 };
 
+// The placed bodies of one kind (all of its radius) in a hash grid of cells at least
+// the kind's diameter, at most 2^20 per axis (cell numbers stay far inside 64 bits).
+struct KindGrid {
+  double cell = 1;
+  std::array<int64_t, 3> cells{1, 1, 1};
+  std::unordered_map<uint64_t, std::vector<int64_t>> buckets;
+  std::vector<int64_t> ids;  // every body of the kind, in placement order
+  // outside: the distinct parents of `ids` (containers), and their free volume, as of
+  // `containers_of` bodies
+  std::vector<int64_t> containers;
+  double container_volume = 0;
+  std::size_t containers_of = 0;
+};
+
+constexpr double pi = 3.14159265358979323846;
+
+double ball_volume(double r) { return 4.0 / 3.0 * pi * r * r * r; }
+
 class Placer {
  public:
   Placer(const Model& model, sim::Setup& setup)
       : model_(model), setup_(setup), box_(setup.box),
-        periodic_(setup.boundary == sim::Boundary::periodic) {
-    double largest_species = 0;
-    for (const auto& k : setup.kinds)
-      if (!k.compartment) largest_species = std::max(largest_species, k.radius);
-    cell_ = std::max(2 * largest_species, 1e-9 * std::max({box_[0], box_[1], box_[2]}));
-    for (int d = 0; d < 3; ++d) cells_[d] = std::max<int64_t>(1, int64_t(box_[d] / cell_));
+        periodic_(setup.boundary == sim::Boundary::periodic), grids_(setup.kinds.size()) {
+    const double widest = std::max({box_[0], box_[1], box_[2]});
+    for (std::size_t k = 0; k < grids_.size(); ++k) {
+      KindGrid& g = grids_[k];
+      g.cell = std::max(2 * setup.kinds[k].radius, widest * 0x1p-20);
+      for (int d = 0; d < 3; ++d) g.cells[d] = std::max<int64_t>(1, int64_t(box_[d] / g.cell));
+    }
   }
 
   void place(std::size_t entry_index) {
@@ -65,20 +86,13 @@ class Placer {
     const uint32_t kind = uint32_t(model_.kind_index(p.kind));
     Random rng(model_.seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull * (entry_index + 1));
     if (p.region == Placement::Region::at) return place_at(kind, p.at);
-    std::vector<int64_t> instances;
-    for (std::size_t i = 0; i < setup_.bodies.size(); ++i)
-      if (setup_.kinds[setup_.bodies[i].kind].name == p.target) instances.push_back(int64_t(i));
-    std::vector<int64_t> containers;  // for outside: the distinct parents of the instances
-    if (p.region == Placement::Region::outside) {
-      for (int64_t i : instances) containers.push_back(setup_.bodies[i].parent);
-      std::sort(containers.begin(), containers.end());
-      containers.erase(std::unique(containers.begin(), containers.end()), containers.end());
-    }
+    KindGrid& target = grids_[std::size_t(model_.kind_index(p.target))];
+    const std::vector<int64_t>& instances = target.ids;
     const double r = setup_.kinds[kind].radius;
     if (p.region == Placement::Region::in) check_lumen_fits(kind, instances.front());
-    if (p.region == Placement::Region::outside)
-      for (int64_t c : containers)
-        if (c >= 0) check_lumen_fits(kind, c);
+    if (p.region == Placement::Region::outside) update_containers(target, kind);
+    const std::vector<int64_t>& containers = target.containers;
+    check_volume(p, kind, target);
     for (uint64_t n = 0; n < p.count; ++n) {
       bool placed = false;
       for (int attempt = 0; attempt < placement_attempts && !placed; ++attempt) {
@@ -124,6 +138,61 @@ class Placer {
  private:
   [[noreturn]] void fail(const std::string& what) const {
     throw ModelError(model_.path, where_.line, where_.column, key_, what);
+  }
+
+  // The distinct parents of the target kind's bodies (sorted; -1: the box) and their
+  // volume, worked out again only when bodies of that kind were added since; a lumen too
+  // small for `kind` is refused.
+  void update_containers(KindGrid& target, uint32_t kind) {
+    if (target.containers_of != target.ids.size()) {
+      target.containers.clear();
+      for (int64_t i : target.ids) target.containers.push_back(setup_.bodies[i].parent);
+      std::sort(target.containers.begin(), target.containers.end());
+      target.containers.erase(std::unique(target.containers.begin(), target.containers.end()),
+                              target.containers.end());
+      target.container_volume = 0;
+      for (int64_t c : target.containers) {
+        if (c < 0) {
+          target.container_volume += box_[0] * box_[1] * box_[2];
+        } else {
+          const auto& ck = setup_.kinds[setup_.bodies[c].kind];
+          target.container_volume += ball_volume(ck.radius - ck.thickness);
+        }
+      }
+      target.containers_of = target.ids.size();
+    }
+    for (int64_t c : target.containers)
+      if (c >= 0) check_lumen_fits(kind, c);
+  }
+
+  // Refuses at once an entry whose bodies take more room than its whole region has
+  // (volume, or membrane area for on:), with the numbers, instead of searching for a
+  // place that cannot exist.
+  void check_volume(const Placement& p, uint32_t kind, const KindGrid& target) const {
+    const auto& k = setup_.kinds[kind];
+    const auto& tk = setup_.kinds[std::size_t(model_.kind_index(p.target))];
+    const double n = double(target.ids.size());
+    double need = 0, room = 0;
+    const char* measure = "volume";
+    if (p.region == Placement::Region::on) {
+      measure = "membrane area";
+      need = double(p.count) * pi * k.radius * k.radius;
+      const double mid = tk.radius - tk.thickness / 2;
+      room = n * 4 * pi * mid * mid;
+    } else {
+      need = double(p.count) * ball_volume(k.radius);
+      room = p.region == Placement::Region::in ? n * ball_volume(tk.radius - tk.thickness)
+                                               : target.container_volume;
+    }
+    if (need <= room) return;
+    std::ostringstream os;
+    os.precision(3);
+    os << "placement cannot fit: " << p.count << " '" << k.name << "' (radius " << k.radius
+       << ") take a " << measure << " of " << need << ", more than the " << room
+       << " of the whole region (" << (p.region == Placement::Region::on ? "on" : p.region ==
+                                       Placement::Region::in ? "in" : "outside")
+       << " the " << target.ids.size() << " '" << p.target << "')";
+    fail(os.str());
   }
 
   void check_lumen_fits(uint32_t kind, int64_t container) const {
@@ -179,55 +248,72 @@ class Placer {
   // in; -1 if none.
   int64_t conflict(const sim::Body& b) const {
     const double r = setup_.kinds[b.kind].radius;
-    auto clashes = [&](int64_t j) {
-      if (j == b.membrane || is_ancestor(j, b.parent)) return false;
-      const auto& o = setup_.bodies[j];
-      const double reach = r + setup_.kinds[o.kind].radius;
-      return distance2(b.position, o.position) < reach * reach;
-    };
-    for (int64_t j : large_)
-      if (clashes(j)) return j;
-    if (r > cell_ / 2) {  // a large body: test every small one
-      for (const auto& [key, ids] : grid_)
-        for (int64_t j : ids)
-          if (clashes(j)) return j;
-      return -1;
+    int64_t found = -1;
+    for (std::size_t k = 0; k < grids_.size() && found < 0; ++k) {
+      const double reach = r + setup_.kinds[k].radius;
+      visit(grids_[k], b.position, reach, [&](int64_t j) {
+        if (j == b.membrane || is_ancestor(j, b.parent)) return false;
+        if (distance2(b.position, setup_.bodies[j].position) >= reach * reach) return false;
+        found = j;
+        return true;
+      });
     }
-    const auto c = cell_of(b.position);
-    for (int dx = -1; dx <= 1; ++dx)
-      for (int dy = -1; dy <= 1; ++dy)
-        for (int dz = -1; dz <= 1; ++dz) {
-          const auto it = grid_.find(cell_key({c[0] + dx, c[1] + dy, c[2] + dz}));
-          if (it == grid_.end()) continue;
-          for (int64_t j : it->second)
-            if (clashes(j)) return j;
-        }
-    return -1;
+    return found;
   }
 
-  std::array<int64_t, 3> cell_of(const Vec& x) const {
+  // Calls f(j) for the bodies of grid g that may lie within `reach` of x (and maybe
+  // others), until f returns true; returns whether it did. Visits the cells within
+  // reach, or every body of the kind when they are fewer.
+  template <class F>
+  bool visit(const KindGrid& g, const Vec& x, double reach, F&& f) const {
+    if (g.ids.empty()) return false;
+    int64_t span[3];
+    double cells = 1;
+    for (int d = 0; d < 3; ++d) {
+      span[d] = int64_t(std::min(std::ceil(reach / g.cell), double(g.cells[d] + 1)));
+      cells *= double(2 * span[d] + 1);
+    }
+    if (cells >= double(g.ids.size())) {
+      for (int64_t j : g.ids)
+        if (f(j)) return true;
+      return false;
+    }
+    const auto c = cell_of(g, x);
+    for (int64_t dx = -span[0]; dx <= span[0]; ++dx)
+      for (int64_t dy = -span[1]; dy <= span[1]; ++dy)
+        for (int64_t dz = -span[2]; dz <= span[2]; ++dz) {
+          const auto it = g.buckets.find(cell_key(g, {c[0] + dx, c[1] + dy, c[2] + dz}));
+          if (it == g.buckets.end()) continue;
+          for (int64_t j : it->second)
+            if (f(j)) return true;
+        }
+    return false;
+  }
+
+  std::array<int64_t, 3> cell_of(const KindGrid& g, const Vec& x) const {
     std::array<int64_t, 3> c;
-    for (int d = 0; d < 3; ++d) c[d] = int64_t(std::floor(x[d] / cell_));
+    for (int d = 0; d < 3; ++d)
+      c[d] = int64_t(std::clamp(std::floor(x[d] / g.cell), -1.0, double(g.cells[d])));
     return c;
   }
 
-  int64_t cell_key(std::array<int64_t, 3> c) const {
+  uint64_t cell_key(const KindGrid& g, std::array<int64_t, 3> c) const {
     for (int d = 0; d < 3; ++d) {
       // In a periodic box neighbours wrap; cells past the last one (box_ not a multiple
-      // of cell_) fold into the last, which stays correct: cells only get fuller.
-      if (periodic_) c[d] = ((c[d] % cells_[d]) + cells_[d]) % cells_[d];
-      c[d] = std::clamp<int64_t>(c[d], -1, cells_[d]);
+      // of the cell) fold into the last, which stays correct: cells only get fuller.
+      if (periodic_) c[d] = ((c[d] % g.cells[d]) + g.cells[d]) % g.cells[d];
+      c[d] = std::clamp<int64_t>(c[d], -1, g.cells[d]);
     }
-    return ((c[0] + 1) * (cells_[1] + 2) + (c[1] + 1)) * (cells_[2] + 2) + (c[2] + 1);
+    const auto u = [](int64_t v) { return uint64_t(v + 1); };  // >= 0, at most 2^20 + 2
+    return (u(c[0]) * u(g.cells[1] + 1) + u(c[1])) * u(g.cells[2] + 1) + u(c[2]);
   }
 
   void add(const sim::Body& b) {
     const int64_t id = int64_t(setup_.bodies.size());
     setup_.bodies.push_back(b);
-    if (setup_.kinds[b.kind].radius > cell_ / 2)
-      large_.push_back(id);
-    else
-      grid_[cell_key(cell_of(b.position))].push_back(id);
+    KindGrid& g = grids_[b.kind];
+    g.ids.push_back(id);
+    g.buckets[cell_key(g, cell_of(g, b.position))].push_back(id);
   }
 
   void place_at(uint32_t kind, const Vec& at) {
@@ -240,17 +326,22 @@ class Placer {
       os << "at: the body (radius " << r << ") does not lie inside the box";
       fail(os.str());
     }
-    // The innermost compartment whose lumen holds the whole body.
+    // The innermost compartment whose lumen holds the whole body: of the smallest kind
+    // that has one (compartments do not overlap, so a kind has at most one there; of
+    // two kinds of one radius, the first in body order).
     double innermost = INFINITY;
-    for (std::size_t j = 0; j < setup_.bodies.size(); ++j) {
-      const auto& o = setup_.bodies[j];
-      const auto& ok = setup_.kinds[o.kind];
-      if (!ok.compartment) continue;
+    for (std::size_t k = 0; k < grids_.size(); ++k) {
+      const auto& ok = setup_.kinds[k];
       const double room = ok.radius - ok.thickness - r;
-      if (room >= 0 && distance2(b.position, o.position) <= room * room && ok.radius < innermost) {
-        innermost = ok.radius;
-        b.parent = int64_t(j);
-      }
+      if (!ok.compartment || room < 0 || ok.radius > innermost) continue;
+      visit(grids_[k], b.position, room, [&](int64_t j) {
+        if (distance2(b.position, setup_.bodies[j].position) > room * room) return false;
+        if (ok.radius < innermost || j < b.parent) {
+          innermost = ok.radius;
+          b.parent = j;
+        }
+        return false;  // every candidate: the first in body order among equals
+      });
     }
     if (const int64_t j = conflict(b); j >= 0) {
       const auto& o = setup_.kinds[setup_.bodies[j].kind];
@@ -264,10 +355,7 @@ class Placer {
   sim::Setup& setup_;
   Vec box_;
   bool periodic_;
-  double cell_;
-  std::array<int64_t, 3> cells_{};
-  std::unordered_map<int64_t, std::vector<int64_t>> grid_;
-  std::vector<int64_t> large_;
+  std::vector<KindGrid> grids_;  // by kind index
   std::string key_;
   Location where_;
 };
@@ -351,17 +439,28 @@ sim::Setup make_setup_without_bodies(const Model& m) {
 
 sim::Setup make_setup(const Model& m) {
   validate(m);
-  sim::Setup s = make_setup_without_bodies(m);
-  Placer placer(m, s);
-  for (std::size_t i = 0; i < m.place.size(); ++i) placer.place(i);
-  const uint64_t n = s.bodies.size();
-  if (m.capacity == 0) {
-    s.capacity = default_capacity(n);
-  } else if (m.capacity < n) {
+  // The bodies asked for, before any is placed: a run holds at most max_slots.
+  uint64_t n = 0;
+  for (std::size_t i = 0; i < m.place.size(); ++i) {
+    const Placement& p = m.place[i];
+    const bool beyond = p.count > UINT64_MAX - n;
+    n = beyond ? UINT64_MAX : n + p.count;
+    if (n > max_slots)
+      throw ModelError(m.path, p.where.line, p.where.column,
+                       "place[" + std::to_string(i) + "].count",
+                       "the entries up to here place " +
+                           (beyond ? "more than 2^64" : std::to_string(n)) +
+                           " bodies, more than the " + std::to_string(max_slots) +
+                           " slots a run holds (2^31 - 1)");
+  }
+  if (m.capacity != 0 && m.capacity < n)
     throw ModelError(m.path, 0, 0, "simulation.capacity",
                      "expected at least the " + std::to_string(n) + " bodies placed, got " +
                          std::to_string(m.capacity));
-  }
+  sim::Setup s = make_setup_without_bodies(m);
+  Placer placer(m, s);
+  for (std::size_t i = 0; i < m.place.size(); ++i) placer.place(i);
+  if (m.capacity == 0) s.capacity = std::min(default_capacity(n), max_slots);
   return s;
 }
 

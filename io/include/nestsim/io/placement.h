@@ -11,6 +11,10 @@ namespace nestsim::io {
 // Random positions tried for one body before a placement is declared impossible.
 inline constexpr int placement_attempts = 10000;
 
+// The most slots (bodies and room for new ones) a run holds: the engine numbers slots
+// with 32-bit signed integers.
+inline constexpr uint64_t max_slots = (uint64_t(1) << 31) - 1;
+
 // The slot capacity given to a trajectory of `bodies` bodies when the model does not
 // set simulation.capacity: room for reactions to double the body count.
 inline uint64_t default_capacity(uint64_t bodies) {
