@@ -9,7 +9,9 @@
 #   bash bench/gpu_suite.sh [PARTS]
 #
 # PARTS: any of build,test,sanitize,bench (default: all of them, in that order);
-# "test:REGEX" runs only the ctest entries matching REGEX.
+# "test:REGEX" runs only the ctest entries matching REGEX. CTEST_BUDGET (seconds from
+# the start, default 570) bounds the tests; SANITIZE_TOOLS and SANITIZE_TESTS narrow
+# compute-sanitizer's runs.
 # Logs go to $OUT/logs, packed into $OUT/logs.tgz (the device tool brings back only a
 # few files per call); a summary is printed.
 set -u
@@ -37,7 +39,9 @@ fi
 if has test; then
   regex=$(echo ",$PARTS," | sed -n 's/.*,test:\([^,]*\),.*/\1/p')
   # shellcheck disable=SC2086
-  timeout 330 ctest --preset cuda -j4 --timeout 300 ${regex:+-R "$regex"} \
+  # What is left of the call's 10 minutes (less a margin for the logs' tarball).
+  left=$(( ${CTEST_BUDGET:-570} - $(date +%s) + T0 ))
+  timeout "$left" ctest --preset cuda -j4 --timeout "$left" ${regex:+-R "$regex"} \
     > "$LOG/ctest.log" 2>&1
   echo "ctest rc=$? $(elapsed): $(grep -E 'tests passed|tests failed' "$LOG/ctest.log")"
   grep -E "Failed|\*\*\*|Not Run|Timeout" "$LOG/ctest.log" | head -20
@@ -49,8 +53,8 @@ if has sanitize; then
   # compute-sanitizer's four tools over the simulator's fast tests (the slow statistical
   # suites would take far longer under it).
   cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  for tool in memcheck racecheck initcheck synccheck; do
-    for t in test_simulation test_broadphase; do
+  for tool in ${SANITIZE_TOOLS:-memcheck racecheck initcheck synccheck}; do
+    for t in ${SANITIZE_TESTS:-test_simulation test_broadphase}; do
       args=""
       [ "$t" = test_broadphase ] && args="--test-case=*every*method*"
       timeout 120 "$cs" --tool "$tool" --error-exitcode 99 "build/cuda/tests/$t" $args \

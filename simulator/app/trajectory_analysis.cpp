@@ -46,11 +46,14 @@ class Hid {
   throw TrajectoryError(path + ": not a nestsim trajectory (" + why + ")");
 }
 
-// "PATH:0: not a nestsim trajectory: why" (io's InputError) -> TrajectoryError.
+// "PATH: not a nestsim trajectory: why" (io's InputError, no line) -> TrajectoryError.
 [[noreturn]] void rethrow_input_error(const std::string& path, const io::InputError& e) {
   std::string what = e.what();
-  const std::string prefix = path + ":0: ";
-  if (what.compare(0, prefix.size(), prefix) == 0) what.erase(0, prefix.size());
+  for (const std::string& prefix : {path + ":0: ", path + ": "})
+    if (what.compare(0, prefix.size(), prefix) == 0) {
+      what.erase(0, prefix.size());
+      break;
+    }
   const std::string tag = "not a nestsim trajectory: ";
   if (what.compare(0, tag.size(), tag) == 0) not_trajectory(path, what.substr(tag.size()));
   throw TrajectoryError(path + ": " + what);
