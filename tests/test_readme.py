@@ -32,6 +32,12 @@ import time
 TIMEOUT_S = 300
 
 
+def has_matplotlib():
+    """Whether `nestsim analyze --plot` can draw here (Debian's python3-matplotlib)."""
+    return subprocess.run(["/usr/bin/python3", "-c", "import matplotlib"],
+                          capture_output=True).returncode == 0
+
+
 def blocks(text):
     """The fenced code blocks of a Markdown text: (language, body) in order."""
     return [(m.group(1), m.group(2))
@@ -164,6 +170,9 @@ def main():
                     if line.startswith("./build/cuda/"):
                         runner.skipped.append(line)
                         print(f"skip (needs a GPU): {line}")
+                    elif "--plot" in line and not has_matplotlib():
+                        runner.skipped.append(line)
+                        print(f"skip (/usr/bin/python3 has no matplotlib): {line}")
                     elif line.startswith("./build/cpu/") or line.startswith("nestsim "):
                         m = re.search(r"#.*\bprints (\S+)", line)
                         runner.run(line, m.group(1) if m else None)
