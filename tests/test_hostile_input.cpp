@@ -102,6 +102,10 @@ TEST_CASE("empty files, directories, byte order marks and deep nesting") {
   REQUIRE(::mkdir(dir.c_str(), 0755) == 0);
   check_refused(run_model(dir), dir + ": ", "is a directory, not a model file");
   check_refused(run_shell(binary() + " pairs " + dir), dir + ": ", "is a directory");
+  check_refused(run_shell(binary() + " run --resume " + dir + " --steps 5"), dir + ": ",
+                "is a directory, not a trajectory");
+  check_refused(run_shell(binary() + " analyze " + dir), "nestsim analyze: " + dir + ": ",
+                "is a directory, not a trajectory");
 
   m = write_file("bom.yaml", "\xEF\xBB\xBF" + header + places);  // a leading BOM is valid
   Run r = run_model(m);

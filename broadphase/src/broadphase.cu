@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "nestsim/broadphase.h"
 #include "nestsim/device/pair_finder.cuh"
@@ -15,6 +16,28 @@
 #endif
 
 namespace nestsim {
+
+namespace {
+
+// Thrust's copies take the address of the first element even of an empty range, which
+// for a std::vector's iterator binds a reference to null (UBSan): empty ranges are
+// handled here without them.
+template <class T>
+void to_device(const std::vector<T>& from, thrust::device_vector<T>& to) {
+  if (from.empty())
+    to.clear();
+  else
+    to.assign(from.begin(), from.end());
+}
+
+template <class T>
+std::vector<T> to_host(const thrust::device_vector<T>& from) {
+  std::vector<T> to(from.size());
+  if (!to.empty()) thrust::copy(from.begin(), from.end(), to.begin());
+  return to;
+}
+
+}  // namespace
 
 template <class Real>
 struct Broadphase<Real>::Impl {
@@ -59,12 +82,12 @@ void Broadphase<Real>::upload(const SphereSet<Real>& bodies) {
   const std::vector<Real>* src[3] = {&bodies.x, &bodies.y, &bodies.z};
   for (int a = 0; a < 3; ++a) {
     if (a < dim)
-      impl_->pos[a].assign(src[a]->begin(), src[a]->end());
+      to_device(*src[a], impl_->pos[a]);
     else
       impl_->pos[a].clear();
   }
-  impl_->radius.assign(bodies.radius.begin(), bodies.radius.end());
-  impl_->thickness.assign(bodies.thickness.begin(), bodies.thickness.end());
+  to_device(bodies.radius, impl_->radius);
+  to_device(bodies.thickness, impl_->thickness);
 }
 
 template <class Real>
@@ -92,7 +115,7 @@ PairList Broadphase<Real>::pairs() const {
   impl_->finder.sort_keys();  // where find() left them in the order found
   const uint64_t p = impl_->finder.pair_count();
   std::vector<uint64_t> keys(p);
-  thrust::copy_n(impl_->finder.keys().begin(), p, keys.begin());
+  if (p > 0) thrust::copy_n(impl_->finder.keys().begin(), p, keys.begin());
   PairList out;
   out.i.resize(p);
   out.j.resize(p);
@@ -109,12 +132,9 @@ NeighborLists Broadphase<Real>::neighbor_lists() const {
   thrust::device_vector<uint32_t> neighbors, rows;
   impl_->finder.neighbor_lists(impl_->n, offsets, neighbors, &rows);
   NeighborLists out;
-  out.offsets.resize(offsets.size());
-  out.neighbors.resize(neighbors.size());
-  out.rows.resize(rows.size());
-  thrust::copy(offsets.begin(), offsets.end(), out.offsets.begin());
-  thrust::copy(neighbors.begin(), neighbors.end(), out.neighbors.begin());
-  thrust::copy(rows.begin(), rows.end(), out.rows.begin());
+  out.offsets = to_host(offsets);
+  out.neighbors = to_host(neighbors);
+  out.rows = to_host(rows);
   return out;
 }
 

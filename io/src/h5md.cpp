@@ -238,6 +238,7 @@ Handle open_trajectory(const std::string& path, bool write) {
   hdf5::quiet();
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) throw InputError(path, 0, "cannot open: no such file");
+  if (S_ISDIR(st.st_mode)) throw InputError(path, 0, "is a directory, not a trajectory");
   if (H5Fis_hdf5(path.c_str()) <= 0) not_nestsim(path, "not an HDF5 file");
   const hid_t id = H5Fopen(path.c_str(), write ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT);
   if (id < 0 && (hdf5::last_errno() == EAGAIN || hdf5::last_errno() == EWOULDBLOCK))
