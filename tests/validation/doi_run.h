@@ -37,7 +37,7 @@ struct DoiRun {
   double density = 0.07;  // of A
   double spacing = 7.5;   // of the traps
   int side = 5;           // traps per axis of one replica
-  int replicas = 48;      // independent simulations
+  int replicas = 40;      // independent simulations
   double dt = 0.005, t1 = 0.5, T = 2.0;
   uint64_t seed = 1;
   // Optional: the kinds, rule and units of a model (validation_kon.cpp: a rule given by
