@@ -155,9 +155,17 @@ TEST_CASE("bad models: located message, exit code 2, nothing written") {
 
 TEST_CASE("Ctrl-C finishes the frame, and the run resumes to the same trajectory") {
   // SIGINT a few seconds into a long run (long enough for a GPU's start-up too): exit
-  // 130, the file complete up to a frame.
+  // 130, the file complete up to a frame. The default model with a frame every 100
+  // steps, so that a slow machine reaches a frame past the first in that time.
+  {
+    std::string model = slurp(std::string(NESTSIM_SOURCE_DIR) + "/models/default.yaml");
+    const std::size_t at = model.find("every: 500");
+    REQUIRE(at != std::string::npos);
+    model.replace(at, 10, "every: 100");
+    std::ofstream(path("often.yaml")) << model;
+  }
   const Run r = run_shell("cd " + temp_dir() + " && timeout --preserve-status -s INT 4 " +
-                          std::string(NESTSIM_BINARY) + " run -o stopped.h5 --steps 100000000");
+                          std::string(NESTSIM_BINARY) + " run often.yaml -o stopped.h5 --steps 100000000");
   CHECK_MESSAGE(r.code == 130, r.err);
   const auto c = nestsim::io::read_last_frame(path("stopped.h5"));
   CHECK(c.frame.step % 100 == 0);  // on the output grid (every 100 steps)
@@ -165,7 +173,7 @@ TEST_CASE("Ctrl-C finishes the frame, and the run resumes to the same trajectory
   CHECK(c.frame.step < 100000000);
   const uint64_t target = c.frame.step + 200;
   REQUIRE(nestsim_run("--resume stopped.h5 --steps " + std::to_string(target)).code == 0);
-  REQUIRE(nestsim_run("-o straight.h5 --steps " + std::to_string(target)).code == 0);
+  REQUIRE(nestsim_run(path("often.yaml") + " -o straight.h5 --steps " + std::to_string(target)).code == 0);
   CHECK(same_frames(path("stopped.h5"), path("straight.h5")));
 }
 
