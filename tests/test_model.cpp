@@ -317,7 +317,7 @@ TEST_CASE("errors name file, line, column and key") {
 TEST_CASE("placement errors are located at the place entry") {
   SUBCASE("a lumen too crowded for the count") {
     expect_error(with_line(16, "  - {species: lig, count: 5000, in: ves}"), 16, "{", "place[4]",
-                 "placement cannot fit: placed ");
+                 "placement cannot fit: 5000 'lig' (radius 2) take a volume of");
   }
   SUBCASE("a body larger than the lumen") {
     expect_error(with_line(16, "  - {compartment: cell, count: 1, in: ves}"), 16, "{",
