@@ -2,6 +2,7 @@
 // of a setup, a frame's positions, and soft-sphere overlaps measured in a frame
 // (independently of the engine's force code).
 #pragma once
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,25 @@ inline double largest_dt(const nestsim::sim::Setup& s) {
   std::vector<nestsim::sim::ContactKind> kinds;
   for (const nestsim::sim::Kind& k : s.kinds) kinds.push_back({k.compartment, k.membrane, k.diffusion});
   return nestsim::sim::max_dt(kinds, s.repulsion, s.kT, nestsim::sim::DtLimit::accurate);
+}
+
+// A reaction rule of kinds without sites ("A + B -> C", "C -> A + B", "A -> 0").
+inline nestsim::sim::Reaction rule(const std::string& name, double rate, double radius,
+                                   std::vector<uint32_t> in, std::vector<uint32_t> out) {
+  nestsim::sim::Reaction r;
+  r.name = name;
+  r.rate = rate;
+  r.radius = radius;
+  for (uint32_t k : in) r.reactants.push_back(nestsim::sim::Term{k, nestsim::sim::Site{}});
+  for (uint32_t k : out) r.products.push_back(nestsim::sim::Term{k, nestsim::sim::Site{}});
+  return r;
+}
+
+// The live bodies of one kind in a frame.
+inline std::size_t count_kind(const nestsim::sim::Frame& f, uint32_t kind) {
+  std::size_t n = 0;
+  for (std::size_t s = 0; s < f.id.size(); ++s) n += (f.id[s] >= 0 && f.kind[s] == int32_t(kind)) ? 1 : 0;
+  return n;
 }
 
 // The positions of the live bodies of a frame, in slot order.

@@ -14,6 +14,7 @@
 #include "doi_run.h"
 #include "nestsim/sim/simulation.h"
 #include "sim_helpers.h"
+#include "frames.h"
 #include "stats.h"
 
 using namespace nestsim::sim;
@@ -21,23 +22,6 @@ using namespace nestsim::testing;
 using namespace nestsim::validation;
 
 namespace {
-
-Reaction rule(const std::string& name, double rate, double radius, std::vector<uint32_t> in,
-              std::vector<uint32_t> out) {
-  Reaction r;
-  r.name = name;
-  r.rate = rate;
-  r.radius = radius;
-  for (uint32_t k : in) r.reactants.push_back(Term{k, Site{}});
-  for (uint32_t k : out) r.products.push_back(Term{k, Site{}});
-  return r;
-}
-
-std::size_t count_kind(const Frame& f, uint32_t kind) {
-  std::size_t n = 0;
-  for (std::size_t s = 0; s < f.id.size(); ++s) n += (f.id[s] >= 0 && f.kind[s] == int32_t(kind)) ? 1 : 0;
-  return n;
-}
 
 void decay(Ledger& ledger, uint64_t seed) {
   const Timer timer("decay_survival", seed);
