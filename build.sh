@@ -3,6 +3,9 @@
 #   ./build.sh run    install what is missing, build (CPU backend), run the default job
 #   ./build.sh test   install what is missing, build (CPU backend), run the test suite
 #   ./build.sh cuda   build the CUDA backend (needs the CUDA toolkit in /usr/local/cuda)
+#   ./build.sh sanitize  install what is missing, build the CPU backend under ASan and
+#                     UBSan (build/sanitize), run the suite but its slow and validation
+#                     tests
 #   ./build.sh deps   only install what is missing
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -56,13 +59,22 @@ case "$mode" in
     export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
     ctest --preset cpu -j"$jobs"
     ;;
+  sanitize)
+    install_missing
+    cmake --preset sanitize
+    cmake --build --preset sanitize -j"$jobs"
+    export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+    # slow: minutes each in Release; validation: physics statistics, ~2 minutes each in
+    # Release (their code runs in test_simulation and test_scenario here too).
+    ctest --preset sanitize -j"$jobs" -LE 'slow|validation'
+    ;;
   cuda)
     install_missing
     cmake --preset cuda
     cmake --build --preset cuda -j"$jobs"
     ;;
   *)
-    echo "usage: ./build.sh run|test|cuda|deps" >&2
+    echo "usage: ./build.sh run|test|sanitize|cuda|deps" >&2
     exit 2
     ;;
 esac

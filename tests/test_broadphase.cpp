@@ -295,4 +295,35 @@ TEST_CASE("invalid bodies and options are refused with a message") {
   bad.hsx_small_n = -2;
   CHECK_THROWS_WITH_AS(Broadphase<double>{bad}, doctest::Contains("hsx_small_n"),
                        std::invalid_argument);
+
+  // Outside the supported range (check_supported): refused, naming the body and the range.
+  SphereSet<double> far;
+  far.push_back(0, 0, 0, 1, 0.5);
+  far.push_back(0, 2e150, 0, 1, 0.5);
+  try {
+    finder.upload(far);
+    FAIL("a coordinate of 2e150 was accepted");
+  } catch (const BodyError& e) {
+    CHECK(e.body() == 1);
+    CHECK(std::string(e.what()).find("1e+150 in double") != std::string::npos);
+  }
+  SphereSet<float> single;
+  single.push_back(0, 0, 0, 1, 0.5f);
+  single.push_back(0, 0, 2e18f, 1, 0.5f);
+  Broadphase<float> float_finder(o);
+  CHECK_THROWS_WITH_AS(float_finder.upload(single), doctest::Contains("1e+18 in float"),
+                       BodyError);
+  single.z[1] = 1e-13f;  // below 1e-12: squared differences would underflow
+  CHECK_THROWS_AS(float_finder.upload(single), BodyError);
+  b.x[0] = 0;
+  BroadphaseOptions skin;
+  skin.skin = 1e155;
+  Broadphase<double> skin_finder(skin);
+  CHECK_THROWS_WITH_AS(skin_finder.upload(b), doctest::Contains("skin"), std::invalid_argument);
+  BroadphaseOptions tiny_box;
+  tiny_box.domain.periodic = true;
+  tiny_box.domain.size = {1e-12, 1e-12, 1e-12};
+  Broadphase<double> box_finder(tiny_box);
+  CHECK_THROWS_WITH_AS(box_finder.upload(b), doctest::Contains("2^-30 of the largest radius"),
+                       std::invalid_argument);
 }

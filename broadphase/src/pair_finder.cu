@@ -1118,6 +1118,26 @@ static void fit_radix_passes(std::vector<detail::GroupGrid>& grids,
   }
 }
 
+// Refuses bodies outside the range the grids support (broadphase.h, check_supported),
+// where cells' numbers could leave 64 bits and pairs be lost in silence.
+// Broadphase::upload refuses them first; this guards PairFinder's own callers.
+template <class Real>
+static void check_grid_range(const detail::Extent& e, const Domain& dom, int dim) {
+  const double limit = max_extent<Real>();
+  bool inside = e.absmax <= limit && e.rmax <= limit;
+  for (int a = 0; a < dim && dom.periodic; ++a)
+    inside = inside && dom.size[a] <= limit && dom.size[a] >= kMinEdgePerReach * e.rmax &&
+             e.absmax <= std::fabs(dom.lo[a]) + kMaxEdgesFromBox * dom.size[a];
+  if (inside) return;
+  char what[256];
+  std::snprintf(what, sizeof what,
+                "hsx: bodies outside the supported range (|coordinates|, radius + skin and box "
+                "edges up to %g; periodic edges at least 2^-30 of the largest radius + skin, "
+                "coordinates within 2^30 edges of the box)",
+                limit);
+  throw std::invalid_argument(what);
+}
+
 template <class Real>
 template <int Dim>
 void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyArrays<Real>& in,
@@ -1131,6 +1151,7 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
   const Domain& dom = options.domain;
   const LevelPlan plan = plan_levels(in, n, detail::pad_space(dom, Dim));
   const detail::Extent& bounds = plan.bounds;
+  check_grid_range<Real>(bounds, dom, Dim);
   const LevelBase base = choose_level_base(plan, Dim, n);
   if (base.phase != 0)  // the natural levels were written for phase 0
     for_each_index(n, Relevel<Real>{in.radius, plan.pad, base.d0, raw(natural)});
