@@ -244,6 +244,5 @@ TEST_CASE("SIGTERM ends a run like Ctrl-C: exit 143, where it stopped, how to re
   CHECK_MESSAGE(r.code == 143, r.err);
   CHECK_MESSAGE(contains(last_line(r.err), "stopped by SIGTERM at step"), r.err);
   const auto c = nestsim::io::read_last_frame(path("term.h5"));
-  CHECK(c.frame.step % 10 == 0);
-  CHECK(c.frame.step > 0);
+  CHECK(c.frame.step % 10 == 0);  // on the output grid (step 0: it came during the set-up)
 }

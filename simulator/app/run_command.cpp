@@ -60,7 +60,32 @@ extern "C" void on_stop_signal(int signal) {
     std::signal(signal, SIG_DFL);  // a second one stops at once; the file stays readable
     std::raise(signal);
   }
+  static const char note[] = "\nnestsim: stopping at the next frame (again: at once)\n";
+  const ssize_t written = ::write(2, note, sizeof note - 1);  // async-signal-safe
+  (void)written;
 }
+
+// Ctrl-C and SIGTERM (what schedulers and `kill` send) end the run at the next frame,
+// from the start of the command: one that comes during the set-up stops the run at its
+// first frame.
+class StopSignals {
+ public:
+  StopSignals()
+      : previous_int_(std::signal(SIGINT, on_stop_signal)),
+        previous_term_(std::signal(SIGTERM, on_stop_signal)) {
+    g_stop_signal = 0;
+  }
+  ~StopSignals() {
+    std::signal(SIGINT, previous_int_);
+    std::signal(SIGTERM, previous_term_);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  void (*previous_int_)(int);
+  void (*previous_term_)(int);
+};
 
 struct RunArgs {
   std::string model, output, resume;
@@ -188,32 +213,8 @@ int simulate(sim::Simulation& simulation, io::H5mdWriter& writer, const sim::Set
   // Steps per call between checks of Ctrl-C and of the progress display.
   const uint64_t slice = std::max<uint64_t>(1, std::min<uint64_t>(every, 50));
   Progress progress(first, last);
-  g_stop_signal = 0;
-  // Ctrl-C and SIGTERM (what schedulers and `kill` send) end the run at the next frame.
-  const auto previous_int = std::signal(SIGINT, on_stop_signal);
-  const auto previous_term = std::signal(SIGTERM, on_stop_signal);
-  const auto restore_signals = [&] {
-    std::signal(SIGINT, previous_int);
-    std::signal(SIGTERM, previous_term);
-  };
   while (simulation.step() < last) {
-    const uint64_t next_frame = std::min(last, (simulation.step() / every + 1) * every);
-    while (simulation.step() < next_frame) {
-      simulation.run(std::min(slice, next_frame - simulation.step()));
-      progress.update(simulation.step(), false);
-    }
-    try {
-      writer.write(simulation.frame());
-    } catch (const io::WriteError& e) {
-      restore_signals();
-      std::fprintf(stderr, "\nnestsim: %s. Make room, then continue with: nestsim run --resume "
-                   "%s --steps %llu\n",
-                   e.what(), out.c_str(), static_cast<unsigned long long>(last));
-      return 1;
-    }
-    progress.update(simulation.step(), true);
-    if (const int stop = g_stop_signal; stop != 0 && simulation.step() < last) {
-      restore_signals();
+    if (const int stop = g_stop_signal; stop != 0) {  // after the frame written last
       std::fprintf(stderr,
                    "\nnestsim: stopped by %s at step %llu; the trajectory is complete up to "
                    "there. Continue with: nestsim run --resume %s --steps %llu\n",
@@ -223,8 +224,21 @@ int simulate(sim::Simulation& simulation, io::H5mdWriter& writer, const sim::Set
       writer.close();
       return 128 + stop;
     }
+    const uint64_t next_frame = std::min(last, (simulation.step() / every + 1) * every);
+    while (simulation.step() < next_frame) {
+      simulation.run(std::min(slice, next_frame - simulation.step()));
+      progress.update(simulation.step(), false);
+    }
+    try {
+      writer.write(simulation.frame());
+    } catch (const io::WriteError& e) {
+      std::fprintf(stderr, "\nnestsim: %s. Make room, then continue with: nestsim run --resume "
+                   "%s --steps %llu\n",
+                   e.what(), out.c_str(), static_cast<unsigned long long>(last));
+      return 1;
+    }
+    progress.update(simulation.step(), true);
   }
-  restore_signals();
   const uint64_t frames = writer.frames();
   writer.close();
   const double wall = progress.seconds();
@@ -345,6 +359,7 @@ int run_command(const std::vector<std::string>& args) {
     std::cerr << "nestsim run: " << e.what() << "\n\n" << kRunHelp;
     return 2;
   }
+  const StopSignals stop_signals;
   try {
     return a.resume.empty() ? fresh_run(a) : resumed_run(a);
   } catch (const UsageError& e) {
