@@ -176,6 +176,15 @@ TEST_CASE("-o must name a regular file in an existing directory; checked before 
   REQUIRE(::stat(path("fifo").c_str(), &st) == 0);
   CHECK(S_ISFIFO(st.st_mode));
 
+  // A link to a trajectory: with --force its file is replaced, the link stays.
+  REQUIRE(nestsim_run(small_model() + " -o linked.h5 --steps 10").code == 0);
+  REQUIRE(::symlink("linked.h5", path("link.h5").c_str()) == 0);
+  r = nestsim_run(small_model() + " -o link.h5 --steps 20 --force");
+  CHECK_MESSAGE(r.code == 0, r.err);
+  REQUIRE(::lstat(path("link.h5").c_str(), &st) == 0);
+  CHECK(S_ISLNK(st.st_mode));
+  CHECK(nestsim::io::read_last_frame(path("linked.h5")).frame.step == 20);
+
   // A missing directory is found before placement: a model whose placement fails is
   // reported for its output path.
   const std::string crowded = path("crowded.yaml");

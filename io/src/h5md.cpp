@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -487,12 +488,13 @@ H5mdWriter::H5mdWriter(const std::string& path, const sim::Setup& setup,
   std::string made;
   OldFileLock old;
   try {
-    std::string name = path;
+    std::string name = path, target = path;  // target: a link's file, which is replaced
     if (replace && ::access(path.c_str(), F_OK) == 0) {
       if (!old.lock(path))
         throw std::runtime_error(path + " is open in another process (a run writing it?): "
                                         "not replaced");
-      name = path + ".partial." + std::to_string(::getpid());
+      if (char resolved[PATH_MAX]; ::realpath(path.c_str(), resolved)) target = resolved;
+      name = target + ".partial." + std::to_string(::getpid());
     }
     const hid_t id = H5Fcreate(name.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
     if (id < 0) {
@@ -598,10 +600,10 @@ H5mdWriter::H5mdWriter(const std::string& path, const sim::Setup& setup,
     w.time.reset();
     w.open_series(specs, rules);
     check(H5Fflush(f, H5F_SCOPE_GLOBAL), "flush");
-    if (made != path) {
-      if (std::rename(made.c_str(), path.c_str()) != 0)
+    if (made != target) {
+      if (std::rename(made.c_str(), target.c_str()) != 0)
         throw std::runtime_error(path + ": cannot replace it: " + std::strerror(errno));
-      made = path;
+      made = target;
     }
   } catch (const hdf5::Error& e) {
     impl_.reset();
