@@ -661,7 +661,8 @@ struct Simulation::Impl {
       rule_restructures.push_back(restructures);
       host.push_back(d);
     }
-    rules.assign(host.begin(), host.end());
+    // thrust::copy of an empty range binds a reference to a null element (UBSan).
+    if (host.empty()) rules.clear(); else rules.assign(host.begin(), host.end());
     kind_radius.assign(kr.begin(), kr.end());
     kind_thickness.assign(kq.begin(), kq.end());
     kind_diffusion.assign(kd.begin(), kd.end());
