@@ -349,6 +349,7 @@ struct H5mdWriter::Impl {
   std::array<double, 3> box{0, 0, 0};
   int64_t last_step = -1;
   double time_scale = 1;  // H5MD time = model time * time_scale
+  bool room_check = true;  // H5mdWriter::set_room_check
 
   static Series open_one(hid_t f, const std::string& path, hid_t memory_type, bool per_slot) {
     Series x;
@@ -422,8 +423,7 @@ struct H5mdWriter::Impl {
   // uncompressed and the index and header blocks that may come with them. A write that
   // fails all the same (another process filling the disk, a quota) is taken back.
   void check_room(hsize_t frame, uint64_t frame_step, uint64_t row_bytes) const {
-    const char* knob = std::getenv("NESTSIM_H5MD_ROOM_CHECK");  // 0: tests of take_back
-    if (knob && std::string(knob) == "0") return;
+    if (!room_check) return;
     const uint64_t need = row_bytes + row_bytes / 8 + (uint64_t(1) << 18);
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) return;
@@ -693,6 +693,9 @@ H5mdWriter::~H5mdWriter() = default;
 
 uint64_t H5mdWriter::frames() const { return impl_ ? impl_->frames : 0; }
 uint64_t H5mdWriter::slots() const { return impl_ ? impl_->slots : 0; }
+void H5mdWriter::set_room_check(bool on) {
+  if (impl_) impl_->room_check = on;
+}
 
 void H5mdWriter::close() {
   if (!impl_) return;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -206,6 +207,13 @@ uint64_t live_bodies(const sim::Frame& f) {
   return uint64_t(std::count_if(f.id.begin(), f.id.end(), [](int64_t id) { return id >= 0; }));
 }
 
+// The writer checks the disk's room before each frame; NESTSIM_H5MD_ROOM_CHECK=0 turns
+// that off so that tests reach the take-back of a failed write (tests/test_run_faults).
+bool room_check() {
+  const char* knob = std::getenv("NESTSIM_H5MD_ROOM_CHECK");
+  return !(knob && std::string(knob) == "0");
+}
+
 int simulate(sim::Simulation& simulation, io::H5mdWriter& writer, const sim::Setup& setup,
              uint64_t bodies, const std::string& out) {
   const uint64_t first = simulation.step(), last = setup.steps;
@@ -286,6 +294,7 @@ int fresh_run(const RunArgs& a) {
     if (const std::string line = io::describe_rate(rule, model); !line.empty())
       std::fprintf(stderr, "  %s\n", line.c_str());
   io::H5mdWriter writer(out, setup, NESTSIM_VERSION_STRING, a.force);
+  writer.set_room_check(room_check());
   try {
     writer.write(simulation.frame());
   } catch (const io::WriteError& e) {  // a file without a frame cannot be resumed
@@ -338,6 +347,7 @@ int resumed_run(const RunArgs& a) {
   sim::Simulation simulation(setup);
   simulation.restore(c.frame);
   io::H5mdWriter writer = io::H5mdWriter::append(a.resume);
+  writer.set_room_check(room_check());
   std::fprintf(stderr, "nestsim: resuming %s at step %llu, up to step %llu\n",
                a.resume.c_str(), static_cast<unsigned long long>(c.frame.step),
                static_cast<unsigned long long>(a.steps));

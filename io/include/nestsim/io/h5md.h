@@ -115,6 +115,9 @@ class H5mdWriter {
 
   uint64_t frames() const;  // frames in the file
   uint64_t slots() const;   // current slot capacity
+  // Whether write() checks the room on the disk before a frame (default true); off,
+  // only the take-back after a failed write keeps frames whole (tests of that path).
+  void set_room_check(bool on);
   void close();             // flushes and closes; later writes throw
 
  private:
