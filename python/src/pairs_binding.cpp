@@ -1,0 +1,157 @@
+// nestsim._core.pairs: the broad phase on numpy arrays, the same pairs as `nestsim pairs`
+// (simulator/app/pairs_command.cpp): the bodies validated as a scene file is, a box
+// applied as --box does (wrapped when periodic, centres inside it otherwise), then one
+// search.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <sstream>
+
+#include "bindings.h"
+#include "nestsim/broadphase.h"
+
+namespace nestsim::python {
+namespace {
+
+using Doubles = py::array_t<double, py::array::forcecast>;
+
+std::string shape_of(const py::array& a) {
+  std::string text = "(";
+  for (py::ssize_t d = 0; d < a.ndim(); ++d)
+    text += std::to_string(a.shape(d)) + (a.ndim() == 1 ? "," : d + 1 < a.ndim() ? ", " : "");
+  return text + ")";
+}
+
+// The bodies as the search takes them (one copy, into structure of arrays).
+SphereSet<double> sphere_set(const Doubles& centres, const Doubles& radii,
+                             const Doubles& thickness, int& dim) {
+  if (centres.ndim() != 2 || (centres.shape(1) != 2 && centres.shape(1) != 3))
+    throw std::invalid_argument("centres must have the shape (N, 3) or (N, 2), not " +
+                                shape_of(centres));
+  const py::ssize_t n = centres.shape(0);
+  dim = int(centres.shape(1));
+  for (const auto& [array, name] : {std::pair{&radii, "radii"}, {&thickness, "thickness"}})
+    if (array->ndim() != 1 || array->shape(0) != n)
+      throw std::invalid_argument(std::string(name) + " must have the shape (" +
+                                  std::to_string(n) + ",), one per centre, not " +
+                                  shape_of(*array));
+  const auto c = centres.unchecked<2>();
+  const auto r = radii.unchecked<1>();
+  const auto q = thickness.unchecked<1>();
+  SphereSet<double> bodies;
+  bodies.resize(std::size_t(n));
+  for (py::ssize_t i = 0; i < n; ++i) {
+    bodies.x[i] = c(i, 0);
+    bodies.y[i] = c(i, 1);
+    bodies.z[i] = dim == 3 ? c(i, 2) : 0.0;
+    bodies.radius[i] = r(i);
+    bodies.thickness[i] = q(i);
+  }
+  if (dim == 2) bodies.z.clear();
+  bodies.validate(dim);  // BodyError: "body I: radius is negative", ...
+  return bodies;
+}
+
+// io::apply_box's rules, naming the body by its index.
+void apply_box(SphereSet<double>& bodies, const Domain& domain) {
+  std::vector<double>* coord[3] = {&bodies.x, &bodies.y, &bodies.z};
+  const char* names[3] = {"x", "y", "z"};
+  for (std::size_t i = 0; i < bodies.size(); ++i)
+    for (int a = 0; a < domain.dim; ++a) {
+      double& x = (*coord[a])[i];
+      const double L = domain.size[a];
+      if (domain.periodic) {
+        x = std::fmod(x, L);
+        if (x < 0) x += L;
+        if (x >= L) x = 0;
+      } else if (x < 0 || x > L) {
+        std::ostringstream msg;
+        msg.precision(17);
+        msg << names[a] << " " << x << " lies outside the box [0, " << L << "]";
+        throw BodyError(i, msg.str());
+      }
+    }
+}
+
+template <class Real>
+py::object search(const SphereSet<double>& scene, const BroadphaseOptions& options,
+                  bool count_only) {
+  SphereSet<Real> bodies;
+  bodies.resize(scene.size());
+  for (std::size_t i = 0; i < scene.size(); ++i) {
+    bodies.x[i] = Real(scene.x[i]);
+    bodies.y[i] = Real(scene.y[i]);
+    if (!scene.z.empty()) bodies.z[i] = Real(scene.z[i]);
+    bodies.radius[i] = Real(scene.radius[i]);
+    bodies.thickness[i] = std::min(Real(scene.thickness[i]), bodies.radius[i]);
+  }
+  if (scene.z.empty()) bodies.z.clear();
+  PairList pairs;
+  uint64_t count = 0;
+  {
+    py::gil_scoped_release released;
+    Broadphase<Real> finder(options);
+    finder.upload(bodies);
+    if (count_only) {
+      count = finder.count();
+    } else {
+      finder.find();
+      pairs = finder.pairs();
+    }
+  }
+  if (count_only) return py::int_(count);
+  py::array_t<int64_t> out({static_cast<py::ssize_t>(pairs.size()), py::ssize_t(2)});
+  auto o = out.mutable_unchecked<2>();
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    o(py::ssize_t(k), 0) = pairs.i[k];
+    o(py::ssize_t(k), 1) = pairs.j[k];
+  }
+  return out;
+}
+
+py::object pairs(const Doubles& centres, const Doubles& radii, const Doubles& thickness,
+                 std::optional<std::vector<double>> box, bool periodic, bool solid,
+                 const std::string& precision, double skin, const std::string& method,
+                 bool count_only) {
+  int dim = 3;
+  SphereSet<double> bodies = sphere_set(centres, radii, thickness, dim);
+  if (precision != "float" && precision != "double")
+    throw std::invalid_argument("precision must be 'float' or 'double', not '" + precision + "'");
+  if (!std::isfinite(skin) || skin < 0)
+    throw std::invalid_argument("skin must be a finite number >= 0");
+  if (periodic && !box) throw std::invalid_argument("periodic=True needs a box");
+  BroadphaseOptions options;
+  options.overlap = solid ? Overlap::solid : Overlap::hollow;
+  options.method = method_from_string(method);
+  options.skin = skin;
+  options.domain.dim = dim;
+  options.domain.periodic = periodic;
+  if (box) {
+    if (int(box->size()) != dim)
+      throw std::invalid_argument("the centres are " + std::to_string(dim) + "D but box gives " +
+                                  std::to_string(box->size()) + " edges");
+    for (int a = 0; a < dim; ++a) {
+      if (!(std::isfinite((*box)[a]) && (*box)[a] > 0))
+        throw std::invalid_argument("box: every edge must be a finite number > 0");
+      options.domain.size[a] = (*box)[a];
+    }
+    apply_box(bodies, options.domain);
+  }
+  return precision == "float" ? search<float>(bodies, options, count_only)
+                              : search<double>(bodies, options, count_only);
+}
+
+}  // namespace
+
+void bind_pairs(py::module_& m) {
+  m.def("pairs", &pairs, py::arg("centres"), py::arg("radii"), py::arg("thickness"),
+        py::arg("box") = py::none(), py::arg("periodic") = false, py::arg("solid") = false,
+        py::arg("precision") = "double", py::arg("skin") = 0.0, py::arg("method") = "hsx",
+        py::arg("count_only") = false);
+  m.def("methods", &method_names);
+}
+
+}  // namespace nestsim::python
