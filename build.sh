@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # nestsim from a fresh clone on Debian 12:
-#   ./build.sh run    install what is missing, build (CPU backend), run the default job
-#   ./build.sh test   install what is missing, build (CPU backend), run the test suite
+#   ./build.sh run    install what is missing, build the nestsim program (CPU backend),
+#                     run the default job
+#   ./build.sh test   install what is missing, build everything (CPU backend: tests,
+#                     benchmarks, examples), run the test suite
 #   ./build.sh cuda   build the CUDA backend (needs the CUDA toolkit in /usr/local/cuda)
 #   ./build.sh sanitize  install what is missing, build the CPU backend under ASan and
 #                     UBSan (build/sanitize), run the suite but its slow and validation
@@ -34,16 +36,17 @@ install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
+# build_cpu [--target T]: configure and build the CPU backend (everything, or only T).
 build_cpu() {
   cmake --preset cpu
-  cmake --build --preset cpu -j"$jobs"
+  cmake --build --preset cpu -j"$jobs" "$@"
 }
 
 case "$mode" in
   deps) install_missing ;;
   run)
     install_missing
-    build_cpu
+    build_cpu --target nestsim  # only what the job runs: no tests or benchmarks
     shift || true
     if [ $# -gt 0 ]; then
       ./build/cpu/nestsim "$@"
