@@ -1,4 +1,4 @@
-// The grid's column arithmetic (broadphase/src/grid.cuh) against enumeration:
+// The grid's column arithmetic (broadphase/src/common/grid.cuh) against enumeration:
 // rows_before, the prefix of a window's columns that the sorted-order rule skips whole,
 // must equal the columns that row_before skips one by one wherever it claims the
 // columns after it need no check (and claim no prefix, and ask for the check on each
@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <random>
 
-#include "grid.cuh"
+#include "common/grid.cuh"
 
 using nestsim::detail::ColumnCursor;
 using nestsim::detail::GridSpec;

@@ -52,6 +52,7 @@ void BroadphaseOptions::validate() const {
     if (domain.periodic && !(std::isfinite(domain.size[a]) && domain.size[a] > 0))
       throw std::invalid_argument("a periodic box needs every edge finite and > 0");
   }
+  tuning.validate();
 }
 
 template <class Real>

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "nestsim/tuning.h"
+
 namespace nestsim {
 
 // Which relation defines a pair: the hollow one (HSX, equation 3) or the solid one
@@ -65,17 +67,16 @@ struct BroadphaseOptions {
   // Method::hsx over at most this many bodies tests all pairs instead (one pass: tiles
   // in shared memory on a GPU, the balanced circular schedule on the CPU; below a few
   // 10^4 bodies the grid's fixed cost of sorts and launches is more than n^2 / 2 exact
-  // tests on a GPU); the pairs do not
-  // change. -1 (automatic): the backend's measured crossover (docs/perf-log.md; the
-  // environment variable NESTSIM_HSX_SMALL_N overrides it), and all pairs too when so
-  // many bodies share grid cells that the grid cannot win (concentric shells);
+  // tests on a GPU); the pairs do not change. -1 (automatic): tuning.hsx.small_n, the
+  // backend's measured crossover, and all pairs too when so many bodies share grid
+  // cells that the grid cannot win (concentric shells; tuning.hsx.grid_test_cost);
   // 0: always the grid.
   int64_t hsx_small_n = -1;
   // How the grids (hsx, grid_uniform) sort the bodies into cells; the pairs do not
   // change. counting: one pass of atomics on the cell table (HSX paper section 4.1);
   // radix: a radix sort of the bodies' cell numbers, no atomics (docs/perf-log.md).
-  // automatic: radix on the GPU from 2e6 bodies on, on the CPU from 1e5 (measured; the
-  // environment variable NESTSIM_GRID_RADIX_MIN overrides both), else counting.
+  // automatic: radix from tuning.cell_sort.radix_min_n bodies on (2e6 on the GPU, 1e5
+  // on the CPU), else counting.
   enum class GridSort { automatic, counting, radix };
   GridSort grid_sort = GridSort::automatic;
   // Whether find() leaves the pairs on the device sorted by (i, j) (true), or in the
@@ -85,6 +86,9 @@ struct BroadphaseOptions {
   // sort (docs/perf-log.md) where the caller sorts anyway or needs no order, as the
   // simulator's neighbour lists, or the HSX paper's and chrono::collide's own outputs.
   bool sort_pairs = true;
+  // Where each path of the algorithms starts and how the work is cut (tuning.h); the
+  // pairs do not depend on it. The defaults are the backend's measured ones.
+  Tuning tuning = default_tuning();
 
   void validate() const;  // throws std::invalid_argument with what is wrong
 };

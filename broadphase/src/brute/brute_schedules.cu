@@ -1,6 +1,6 @@
 // Dispatch of the scheduled brute-force methods (see brute_schedules.cuh): runtime
 // options -> schedule, mapping and mask width as template parameters, in one place.
-#include "brute_schedules.cuh"
+#include "brute/brute_schedules.cuh"
 
 #include <stdexcept>
 #include <string>

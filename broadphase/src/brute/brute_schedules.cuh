@@ -10,7 +10,8 @@
 
 #include <cstdint>
 
-#include "kernels.cuh"
+#include "common/bodies.cuh"
+#include "common/pair_sink.cuh"
 #include "nestsim/broadphase.h"
 #include "nestsim/device/pairwise.cuh"
 

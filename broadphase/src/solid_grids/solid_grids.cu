@@ -30,8 +30,9 @@
 #include <cmath>
 #include <limits>
 
-#include "device_util.cuh"
-#include "solid_grids.cuh"
+#include "common/extent.cuh"
+#include "solid_grids/moore_pairs.cuh"
+#include "solid_grids/solid_grids.cuh"
 
 namespace nestsim::detail {
 namespace {
@@ -88,7 +89,7 @@ uint64_t SolidGrids<Real>::uniform_dim(const BroadphaseOptions& options,
   const double pad = rounding_pad<Real>(e, options.domain, Dim);
   // Every pair lies within r_i + r_j <= 2 rmax < d: in the Moore neighbourhood.
   GridSpec grid = make_grid(options.domain, Dim, 2.0 * e.rmax + pad, e.centre_lo, e.centre_hi);
-  choose_buckets(grid, n);
+  choose_buckets(grid, n, options.tuning.cell_sort.dense_cells_per_body);
 
   // Sort by cell (one group), then the Moore-neighbourhood search.
   std::vector<GroupGrid> groups(1);
@@ -96,7 +97,7 @@ uint64_t SolidGrids<Real>::uniform_dim(const BroadphaseOptions& options,
   groups[0].end = n;
   const SortedBodies<Real> s =
       sorted_.template build<Dim>(thrust::device, groups, nullptr, LevelToGroup{}, bodies, n,
-                                  radix_grid_sort(options, n));
+                                  radix_grid_sort(options, n), options.tuning.cell_sort);
   return emit_pairs<MoorePairs, Dim>(n, count_only, keys, s, space);
 }
 

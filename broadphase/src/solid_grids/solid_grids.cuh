@@ -15,8 +15,13 @@
 
 #include <cstdint>
 
-#include "device_util.cuh"
-#include "kernels.cuh"
+#include "common/buffers.cuh"
+#include "common/cell_records.cuh"
+#include "common/grid_choice.cuh"
+#include "common/loops.cuh"
+#include "common/pair_sink.cuh"
+#include "common/sorted_grid.cuh"
+#include "common/test_against.cuh"
 #include "nestsim/broadphase.h"
 
 namespace nestsim::detail {

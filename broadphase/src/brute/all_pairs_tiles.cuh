@@ -1,0 +1,81 @@
+// All pairs on the GPU in tiles of shared memory (HSX's path for small n).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include "common/bodies.cuh"
+#include "common/pair_sink.cuh"
+#include "nestsim/pair_mapping.h"
+
+namespace nestsim::detail {
+
+#if defined(NESTSIM_BACKEND_CUDA)
+// All pairs on the GPU in tiles, the N-body pattern: a block of kTile threads takes
+// rows [I kTile, (I + 1) kTile) against columns [J kTile, ...) held in shared memory,
+// I <= J, every thread reading the same column at once (a broadcast); diagonal tiles
+// test only t > row. Block k -> tile pair (I, J) by the gpu-mapping-function seed's
+// square-root mapping (pair_mapping.h) over tiles + 1 indices, J = b - 1. Pairs through
+// the fused sink (kernels.cuh, run_pair_step).
+constexpr uint32_t kTile = 128;
+
+template <class Real, int Dim>
+struct TileRow {
+  const detail::PackedBody<Real>* column;
+  const Real* column_q;
+  Space<Real> space;
+  Real p[3], r, q;
+  uint32_t row, first_column, t0, count;
+  template <class Emitter>
+  NESTSIM_HD void walk(uint32_t, Emitter& e) const {
+    for (uint32_t t = t0; t < count; ++t) {
+      const detail::PackedBody<Real> b = column[t];
+      const Real pb[3] = {b.x, b.y, b.z};
+      if (detail::exact_pair(space, p, r, q, pb, b.r, column_q[t])) e.emit(row, first_column + t);
+    }
+  }
+};
+
+template <class Real, int Dim>
+__global__ void __launch_bounds__(kTile)
+    all_pairs_tiles_kernel(BodyArrays<Real> bodies, Space<Real> space, uint32_t n, uint32_t tiles,
+                           uint64_t tile_pairs, PairSink sink) {
+  __shared__ detail::PackedBody<Real> column[kTile];
+  __shared__ Real column_q[kTile];
+  for (uint64_t k = blockIdx.x; k < tile_pairs; k += gridDim.x) {
+    uint32_t I = 0, J = 0;
+    pair_from_index(k, tiles + 1, I, J);
+    --J;
+    const uint32_t c = J * kTile + threadIdx.x;
+    __syncthreads();  // the previous tile is read
+    if (c < n) {
+      Real pc[3] = {0, 0, 0};
+      bodies.load(c, Dim, pc);
+      column[threadIdx.x] = detail::PackedBody<Real>{pc[0], pc[1], pc[2], bodies.radius[c]};
+      column_q[threadIdx.x] = bodies.thickness[c];
+    }
+    __syncthreads();
+    const uint32_t i = I * kTile + threadIdx.x;
+    if (i >= n) continue;
+    TileRow<Real, Dim> row{column, column_q, space, {0, 0, 0}, bodies.radius[i],
+                           bodies.thickness[i], i, J * kTile, I == J ? threadIdx.x + 1 : 0,
+                           n - J * kTile < kTile ? n - J * kTile : kTile};
+    bodies.load(i, Dim, row.p);
+    detail::run_pair_step<false>(row, 0u, sink);
+  }
+}
+
+template <class Real, int Dim>
+void all_pairs_tiles(const BodyArrays<Real>& bodies, const Space<Real>& space, uint32_t n,
+                     unsigned long long* total, uint64_t* out, uint64_t capacity) {
+  const uint32_t tiles = (n + kTile - 1) / kTile;
+  const uint64_t tile_pairs = uint64_t(tiles) * (tiles + 1) / 2;
+  PairSink sink;
+  sink.out = out;
+  sink.total = total;
+  sink.capacity = capacity;
+  const uint32_t blocks = uint32_t(std::min<uint64_t>(tile_pairs, uint64_t(1) << 30));
+  all_pairs_tiles_kernel<Real, Dim><<<blocks, kTile>>>(bodies, space, n, tiles, tile_pairs, sink);
+  NESTSIM_CUDA_CHECK(cudaGetLastError());
+}
+#endif
+
+}  // namespace nestsim::detail
