@@ -41,7 +41,7 @@ if has test; then
   # shellcheck disable=SC2086
   # What is left of the call's 10 minutes (less a margin for the logs' tarball).
   left=$(( ${CTEST_BUDGET:-570} - $(date +%s) + T0 ))
-  timeout "$left" ctest --preset cuda -j4 --timeout "$left" ${regex:+-R "$regex"} \
+  timeout "$left" ctest --preset cuda -j"${CTEST_JOBS:-4}" --timeout "$left" ${regex:+-R "$regex"} \
     > "$LOG/ctest.log" 2>&1
   echo "ctest rc=$? $(elapsed): $(grep -E 'tests passed|tests failed' "$LOG/ctest.log")"
   grep -E "Failed|\*\*\*|Not Run|Timeout" "$LOG/ctest.log" | head -20

@@ -14,7 +14,9 @@
 // and fail on any violation.
 //
 // Seeds: NESTSIM_VALIDATION_SEED (default 1) and the one after it, so a sweep over many
-// seeds (the false-alarm rate) needs no rebuild.
+// seeds (the false-alarm rate) needs no rebuild. NESTSIM_VALIDATION_SEEDS=1 runs only the
+// first, so that a runner can spread the two seeds over processes (bench/gpu_validation.sh;
+// tools/validation_table.py then applies the two-seed rule to their joined output).
 #pragma once
 #include <algorithm>
 #include <chrono>
@@ -32,10 +34,12 @@ namespace nestsim::validation {
 
 constexpr double kPi = 3.14159265358979323846;
 
-// The two seeds of every check.
-inline std::array<uint64_t, 2> seeds() {
+// The seeds of every check: two, or the first only (NESTSIM_VALIDATION_SEEDS=1).
+inline std::vector<uint64_t> seeds() {
   uint64_t base = 1;
   if (const char* e = std::getenv("NESTSIM_VALIDATION_SEED")) base = std::strtoull(e, nullptr, 10);
+  const char* count = std::getenv("NESTSIM_VALIDATION_SEEDS");
+  if (count && std::string(count) == "1") return {base};
   return {base, base + 1};
 }
 
