@@ -88,12 +88,25 @@ Model from_text(const std::string& text, const std::string& name) {
   return Model{io::parse_model(text, name)};
 }
 
+// A model file that cannot be read at all (missing, a directory) is a ModelError too,
+// located at the file (line 0), with the same message.
+Model from_file(const std::string& path) {
+  try {
+    return Model{io::load_model(path)};
+  } catch (const io::ModelError&) {
+    throw;
+  } catch (const io::InputError& e) {
+    const std::string what = e.what(), prefix = e.file() + ": ";
+    throw io::ModelError(e.file(), 0, 0, "",
+                         what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what);
+  }
+}
+
 }  // namespace
 
 void bind_model(py::module_& m) {
   py::class_<Model>(m, "Model")
-      .def_static("load", [](const std::string& path) { return Model{io::load_model(path)}; },
-                  py::arg("path"))
+      .def_static("load", &from_file, py::arg("path"))
       .def_static("from_yaml", &from_text, py::arg("text"), py::arg("name") = "<string>")
       .def_static(
           "from_dict",
