@@ -38,8 +38,9 @@ const char* const kAnalyzeHelp =
     "  - contact counts: HSX, pairs of nested hollow spheres that touch, against SSX,\n"
     "    the pairs a solid-sphere tool would report (it counts every body inside a\n"
     "    compartment's lumen as touching the compartment); and 'lists', when the run\n"
-    "    stored them, the pairs in the run's own neighbour lists (its --collision\n"
-    "    broad phase, hollow or solid, with the lists' skin).\n"
+    "    stored them, the pairs the run's neighbour lists need at the frame (its\n"
+    "    --collision broad phase, hollow or solid, with the reaction rules' reach,\n"
+    "    without the lists' skin).\n"
     "Long tables show 21 evenly spaced frames; the CSV files hold every frame.\n"
     "\n"
     "--csv DIR   write counts.csv, msd.csv, contacts.csv (lists: -1 unknown),\n"
@@ -269,8 +270,9 @@ void print_tables(const TrajectoryInfo& info, const AnalysisTables& t, std::ostr
   const bool lists = std::any_of(t.contacts.begin(), t.contacts.end(),
                                  [](const FrameContacts& c) { return c.lists >= 0; });
   if (lists)
-    out << "lists: pairs in the run's neighbour lists ("
-        << (info.collision.empty() ? "its" : info.collision) << " broad phase, with skin)\n";
+    out << "lists: pairs the run's neighbour lists need ("
+        << (info.collision.empty() ? "its" : info.collision)
+        << " broad phase, with the reaction reach, no skin)\n";
   std::vector<std::string> contact_header{"frame", "step", time_header, "bodies",
                                           "HSX",   "SSX",  "SSX only"};
   if (lists) contact_header.push_back("lists");

@@ -58,7 +58,7 @@ struct FrameContacts {
   int64_t bodies = 0;  // bodies present
   int64_t hollow = 0;  // HSX pairs: touching membranes or proteins, lumens excluded
   int64_t solid = 0;   // SSX pairs: every overlap of the bounding spheres
-  int64_t lists = -1;  // pairs in the run's neighbour lists (with skin); -1 unknown
+  int64_t lists = -1;  // pairs the run's lists need at the frame (skin 0); -1 unknown
 };
 
 struct AnalysisTables {

@@ -158,6 +158,15 @@ struct ListRadii {
   }
 };
 
+// Is a pair (pair_key) of two live bodies (not empty slots, whose radius and position
+// stay behind)?
+struct LivePair {
+  const int64_t* id;
+  NESTSIM_HD bool operator()(uint64_t key) const {
+    return id[device::pair_first(key)] >= 0 && id[device::pair_second(key)] >= 0;
+  }
+};
+
 struct Simulation::Impl {
   Setup setup;  // kinds, box, constants (bodies are not kept)
   SimulationOptions options;
@@ -410,20 +419,7 @@ struct Simulation::Impl {
       o.sort_pairs = false;  // neighbor_lists() sorts both directions of every pair
       finder = std::make_unique<device::PairFinder<double>>(o);
     }
-    device::SphereView<double> bodies;
-    for (int k = 0; k < 3; ++k) bodies.pos[k] = raw(x[k]);
-    bodies.radius = raw(radius);
-    bodies.thickness = raw(thickness);
-    if (any_reach) {  // each body searched with its kind's reach on top
-      list_radius.resize(radius.size());
-      list_thickness.resize(radius.size());
-      for_each_slot(used, ListRadii{raw(radius), raw(thickness), raw(kind), raw(kind_reach),
-                                    raw(list_radius), raw(list_thickness)});
-      bodies.radius = raw(list_radius);
-      bodies.thickness = raw(list_thickness);
-    }
-    bodies.n = used;
-    finder->find(bodies);
+    finder->find(list_bodies());
     // The rows and the row of each entry (nbr_row), from the lists' sorted keys.
     finder->neighbor_lists(used, nbr_offsets, nbrs, &nbr_row);
     if (nbrs.empty()) nbrs.resize(1);  // a valid pointer for an empty list
@@ -446,6 +442,41 @@ struct Simulation::Impl {
     sib_count = compact(nullptr, sibs, &sib_rows, /*size_outputs=*/true);
     built_at = step;
     ++times.rebuilds;
+  }
+
+  // The bodies as the lists see them, at the current positions: each body searched with
+  // its kind's reaction reach on top of its radius.
+  device::SphereView<double> list_bodies() {
+    device::SphereView<double> bodies;
+    for (int k = 0; k < 3; ++k) bodies.pos[k] = raw(x[k]);
+    bodies.radius = raw(radius);
+    bodies.thickness = raw(thickness);
+    if (any_reach) {
+      list_radius.resize(radius.size());
+      list_thickness.resize(radius.size());
+      for_each_slot(used, ListRadii{raw(radius), raw(thickness), raw(kind), raw(kind_reach),
+                                    raw(list_radius), raw(list_thickness)});
+      bodies.radius = raw(list_radius);
+      bodies.thickness = raw(list_thickness);
+    }
+    bodies.n = used;
+    return bodies;
+  }
+
+  // The pairs of live bodies that lists built now with skin 0 would hold
+  // (Frame::broadphase_pairs): a function of the frame alone, unlike the lists' own
+  // size, which depends on when they were built, with which skin, and on the slots of
+  // removed bodies (a resumed run has none past its last live slot). The finder takes
+  // the lists' skin back; the lists themselves are untouched.
+  int64_t pairs_without_skin() {
+    PhaseTimer timer(times.broadphase);
+    finder->set_skin(0);
+    const uint64_t found = finder->find(list_bodies());
+    const auto& keys = finder->keys();
+    const uint64_t live = found == 0 ? 0 : uint64_t(thrust::count_if(
+        thrust::device, keys.begin(), keys.begin() + found, LivePair{raw(id)}));
+    finder->set_skin(0.5 * skin);
+    return int64_t(live);
   }
 
   // A bound on the chunks of the long rows: ceil(m / C) < 2 m / C for m > C.
@@ -1094,13 +1125,14 @@ double Simulation::time() const { return double(impl_->step) * impl_->setup.dt; 
 
 Frame Simulation::frame() const {
   Impl& m = *impl_;
+  const int64_t pairs = m.pairs_without_skin();  // timed as broad phase, not output
   PhaseTimer timer(m.times.output);
   const std::size_t n = m.capacity;
   Frame f;
   f.step = m.step;
   f.time = time();
   f.next_id = m.next_id;
-  f.broadphase_pairs = int64_t(m.entries / 2);
+  f.broadphase_pairs = pairs;
   f.reaction_events.resize(m.events.size());
   thrust::copy(m.events.begin(), m.events.end(), f.reaction_events.begin());
   thrust::host_vector<double> x[3];

@@ -25,7 +25,8 @@
 //                                                   it; the last column: none
 //     next_id/value[frame]                    the id the next new body gets
 //     model_time/value[frame]                 time in the model's unit, exactly
-//     broadphase_pairs/value[frame]           int64, pairs in the run's neighbour lists
+//     broadphase_pairs/value[frame]           int64, pairs the run's neighbour lists need
+//                                             at the frame, skin 0
 //                                             (Frame::broadphase_pairs), -1 unknown
 //     reactions/value[frame]                  int64, all rules' events in the interval
 //                                             (MDAnalysis < 2.8 refuses a group under

@@ -67,7 +67,7 @@ enum class Boundary { periodic, reflective };
 // The broad phase that finds the neighbour lists: hollow spheres (HSX, the default) or
 // solid spheres (SSX, the baseline every other tool uses). Forces and events filter
 // pairs by exact geometry, so the trajectory is the same; only the lists (and their
-// cost) differ. Simulation::broadphase_pairs() reports the list size.
+// cost) differ. Frame::broadphase_pairs reports what the lists need at a frame.
 enum class Collision { hollow, solid };
 
 struct Setup {
@@ -112,8 +112,10 @@ struct Frame {
   std::vector<int64_t> parent, membrane;
   uint64_t next_id = 0;  // ids are never reused: the next new body gets this one
   std::vector<uint64_t> reaction_events;  // per rule of Setup::reactions, since step 0
-  // Pairs in the neighbour lists (HSX or SSX, Setup::collision; with the lists' skin)
-  // when the frame was taken; -1 unknown (a frame not taken from a Simulation).
+  // The pairs the neighbour lists need at the frame's positions: the broad phase of
+  // Setup::collision (HSX or SSX) over the live bodies with their reaction reach, skin
+  // 0. A function of the frame alone (a resumed run records the same values); -1
+  // unknown (a frame not taken from a Simulation).
   int64_t broadphase_pairs = -1;
 };
 
