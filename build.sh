@@ -42,7 +42,7 @@ install_missing() {
 
 # build_cpu [--target T]: configure and build the CPU backend (everything, or only T).
 build_cpu() {
-  cmake --preset cpu
+  cmake --preset cpu -DNESTSIM_BUILD_PYTHON=ON  # the Python module is part of the build here
   cmake --build --preset cpu -j"$jobs" "$@"
 }
 
@@ -78,7 +78,7 @@ case "$mode" in
     ;;
   cuda)
     install_missing
-    cmake --preset cuda
+    cmake --preset cuda -DNESTSIM_BUILD_PYTHON=ON
     cmake --build --preset cuda -j"$jobs"
     ;;
   *)

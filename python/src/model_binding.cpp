@@ -88,6 +88,32 @@ Model from_text(const std::string& text, const std::string& name) {
   return Model{io::parse_model(text, name)};
 }
 
+// What a ModelError says after its "FILE:LINE:COLUMN: KEY: " prefix.
+std::string bare_message(const io::ModelError& e) {
+  std::string prefix = e.file();
+  if (e.line() > 0) prefix += ":" + std::to_string(e.line());
+  if (e.line() > 0 && e.column() > 0) prefix += ":" + std::to_string(e.column());
+  prefix += ": ";
+  if (!e.key().empty()) prefix += e.key() + ": ";
+  const std::string what = e.what();
+  return what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what;
+}
+
+// Sets KEY and validates the result as a file; the model is unchanged when that throws.
+// An error then is the edit's: its line in the re-emitted text would mislead, so it is
+// reported at the model's name with the key it concerns and the edit.
+void set_key(Model& self, const std::string& key, const py::handle& value) {
+  const std::string text =
+      io::set_model_value(self.parsed.text, self.parsed.path, key, to_yaml(value, key));
+  try {
+    self.parsed = io::parse_model(text, self.parsed.path);
+  } catch (const io::ModelError& e) {
+    throw io::ModelError(self.parsed.path, 0, 0, e.key(),
+                         bare_message(e) + " (after setting " + key + " = " +
+                             py::repr(value).cast<std::string>() + ")");
+  }
+}
+
 // A model file that cannot be read at all (missing, a directory) is a ModelError too,
 // located at the file (line 0), with the same message.
 Model from_file(const std::string& path) {
@@ -105,7 +131,14 @@ Model from_file(const std::string& path) {
 }  // namespace
 
 void bind_model(py::module_& m) {
-  py::class_<Model>(m, "Model")
+  py::class_<Model>(m, "Model", R"(A model: the YAML schema of models/README.md.
+
+Model.load(path), Model.from_yaml(text, name), Model.from_dict(dict, name) parse and
+validate as `nestsim run` does (nestsim.ModelError: file, line, column, key).
+model.set("simulation.dt", 0.005) or model["species.ligand.diffusion"] = 40 sets any key
+by its dotted path (in a list: an index, or an entry's name, e.g.
+"reactions.binding.rate"); the result is validated, and the model is kept unchanged when
+it is not valid. model["key"] reads a key the text gives; to_yaml(), to_dict().)")
       .def_static("load", &from_file, py::arg("path"))
       .def_static("from_yaml", &from_text, py::arg("text"), py::arg("name") = "<string>")
       .def_static(
@@ -116,19 +149,11 @@ void bind_model(py::module_& m) {
           py::arg("model"), py::arg("name") = "<dict>")
       .def(
           "set",
-          [](Model& self, const std::string& key, const py::handle& value) {
-            const std::string text = io::set_model_value(self.parsed.text, self.parsed.path, key,
-                                                         to_yaml(value, key));
-            self.parsed = io::parse_model(text, self.parsed.path);  // unchanged if it throws
-          },
+          &set_key,
           py::arg("key"), py::arg("value"))
       .def(
           "__setitem__",
-          [](Model& self, const std::string& key, const py::handle& value) {
-            const std::string text = io::set_model_value(self.parsed.text, self.parsed.path, key,
-                                                         to_yaml(value, key));
-            self.parsed = io::parse_model(text, self.parsed.path);
-          },
+          &set_key,
           py::arg("key"), py::arg("value"))
       .def(
           "__getitem__",

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <optional>
 #include <sstream>
+#include <type_traits>
 
 #include "bindings.h"
 #include "nestsim/broadphase.h"
@@ -76,9 +77,10 @@ void apply_box(SphereSet<double>& bodies, const Domain& domain) {
     }
 }
 
+// The bodies in the search's arithmetic: the validated set itself in double, a copy in
+// float (thickness clamped to the rounded radius, as `nestsim pairs` does).
 template <class Real>
-py::object search(const SphereSet<double>& scene, const BroadphaseOptions& options,
-                  bool count_only) {
+SphereSet<Real> in_precision(const SphereSet<double>& scene) {
   SphereSet<Real> bodies;
   bodies.resize(scene.size());
   for (std::size_t i = 0; i < scene.size(); ++i) {
@@ -89,6 +91,18 @@ py::object search(const SphereSet<double>& scene, const BroadphaseOptions& optio
     bodies.thickness[i] = std::min(Real(scene.thickness[i]), bodies.radius[i]);
   }
   if (scene.z.empty()) bodies.z.clear();
+  return bodies;
+}
+
+template <class Real>
+py::object search(const SphereSet<double>& scene, const BroadphaseOptions& options,
+                  bool count_only) {
+  std::optional<SphereSet<Real>> converted;
+  if constexpr (!std::is_same_v<Real, double>) converted = in_precision<Real>(scene);
+  const SphereSet<Real>& bodies = [&]() -> const SphereSet<Real>& {
+    if constexpr (std::is_same_v<Real, double>) return scene;
+    else return *converted;
+  }();
   PairList pairs;
   uint64_t count = 0;
   {

@@ -116,6 +116,9 @@ def test_a_bad_value_is_refused_and_the_model_kept():
     with pytest.raises(nestsim.ModelError) as e:
         m["compartments.cell.radius"] = -3
     assert e.value.key == "compartments.cell.radius" and "expected a number > 0" in str(e.value)
+    assert str(e.value) == ("small.yaml: compartments.cell.radius: expected a number > 0, got "
+                            "'-3' (after setting compartments.cell.radius = -3)")
+    assert e.value.file == "small.yaml" and e.value.line == 0
     with pytest.raises(nestsim.ModelError) as e:
         m["simulation.dt"] = 5.0  # too large for accurate contacts
     assert e.value.key == "simulation.dt" and "use dt <=" in str(e.value)
