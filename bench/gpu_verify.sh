@@ -51,7 +51,7 @@ echo "build $(elapsed); warnings: $(grep -c 'warning' "$LOG/build.log"); python 
 ( CUDA_VISIBLE_DEVICES=$(gpu 3) OUT=$LOG TESTS="${SANITIZE_TESTS:-test_broadphase_paths test_reactions test_simulation}" \
     TOOLS="initcheck racecheck" bash bench/gpu_sanitize.sh $(( $(left) / 2 - 30 )) > "$LOG/sanitize.txt" 2>&1 ) &
 ( if [ -f build/cuda/python/nestsim/__init__.py ]; then
-    export PYTHONPATH=$PWD/build/cuda/python CUDA_VISIBLE_DEVICES=$(gpu 1)
+    export PYTHONPATH=$PWD/build/cuda/python:/opt/deps/usr/lib/python3/dist-packages CUDA_VISIBLE_DEVICES=$(gpu 1)
     timeout 120 "$py" -c "import nestsim, sys; print('nestsim', nestsim.__version__ if hasattr(nestsim, '__version__') else '', 'backend', getattr(nestsim, 'backend', '?'))"
     timeout 120 "$py" python/bench/run_overhead.py
     timeout 120 "$py" python/bench/pairs_vs_cli.py
