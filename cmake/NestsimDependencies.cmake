@@ -20,6 +20,11 @@ nestsim_require(NESTSIM_CCCL_INCLUDE_DIR "Thrust (CCCL, from the CUDA toolkit)"
 find_package(OpenMP)
 nestsim_require(OpenMP_CXX_FOUND "OpenMP for C++" "libomp-dev (or g++ with libgomp)")
 
+# MPI (Open MPI from Debian: libopenmpi-dev, openmpi-bin) spreads `nestsim ensemble` over
+# the ranks of mpirun. Optional: without it (NESTSIM_HAVE_MPI off) an ensemble runs in
+# one process.
+find_package(MPI COMPONENTS CXX)
+
 find_package(HDF5 COMPONENTS C)
 nestsim_require(HDF5_FOUND "HDF5 (C library)" "libhdf5-dev")
 
