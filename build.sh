@@ -17,7 +17,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 packages=(cmake g++ make libhdf5-dev libyaml-cpp-dev doctest-dev hdf5-tools
           python3-h5py python3-numpy python3-matplotlib python3-mdanalysis
           python3-dev pybind11-dev python3-pybind11 python3-pytest python3-pandas python3-tqdm
-          libcpp-httplib-dev chromium)
+          libcpp-httplib-dev chromium libopenmpi-dev openmpi-bin)
 # `nestsim view`'s page is built with npm (viewer/); a node and npm already on the
 # machine (e.g. node 20 from NodeSource) are used as they are.
 command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
