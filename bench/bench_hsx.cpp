@@ -43,10 +43,18 @@ struct Row {
 };
 
 
+// The tuning of every search (--tune NAME=VALUE: a field of nestsim/tuning.h, for A/B
+// measurements of one build).
+Tuning& bench_tuning() {
+  static Tuning tuning = default_tuning();
+  return tuning;
+}
+
 template <class Real>
 Row measure(const std::string& name, const scenes::Scene& s, Method method, int repeats,
             bool sort_pairs = true) {
   BroadphaseOptions o;
+  o.tuning = bench_tuning();
   o.method = method;
   o.sort_pairs = sort_pairs;
   o.domain.dim = s.domain.dim;
@@ -152,6 +160,20 @@ int main(int argc, char** argv) try {
     else if (a == "--precision") precision = value();
     else if (a == "--csv") csv = value();
     else if (a == "--seed") seed = std::stoull(value());
+    else if (a == "--tune") {
+      const std::string v = value();
+      const std::size_t eq = v.find('=');
+      try {
+        if (eq == std::string::npos) throw std::invalid_argument("no '='");
+        set_tuning_field(bench_tuning(), v.substr(0, eq), std::stod(v.substr(eq + 1)));
+        bench_tuning().validate();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_hsx: bad --tune '%s' (%s); fields:", v.c_str(), e.what());
+        for (const std::string& name : tuning_field_names()) std::fprintf(stderr, " %s", name.c_str());
+        std::fprintf(stderr, "\n");
+        return 2;
+      }
+    }
     else if (a == "--order") {
       const std::string v = value();
       if (v != "random" && v != "morton") {
@@ -178,7 +200,7 @@ int main(int argc, char** argv) try {
                    "usage: bench_hsx [--sizes 1e5,1e6,1e7] [--repeats K] [--precision float|double]"
                    " [--brute-max-n N] [--csv FILE] [--seed S]"
                    " [--scene exponential|equal] [--dim 3|2] [--phis 0.1,0.3]"
-                   " [--order random|morton]\n");
+                   " [--order random|morton] [--tune FIELD=VALUE ...]\n");
       return a == "--help" ? 0 : 2;
     }
   }

@@ -17,6 +17,7 @@
 #include "nestsim/scenes.h"
 #include "reference.h"
 #include "scene_cases.h"
+#include "test_broadphase_check.h"
 
 using namespace nestsim;
 using namespace nestsim::testing;
@@ -24,25 +25,6 @@ using namespace nestsim::testing;
 namespace {
 
 constexpr int64_t kAlwaysAllPairs = int64_t(1) << 40;
-
-// The library's result for one method, checked against the reference; returns the pairs.
-template <class Real>
-std::vector<Pair> check_method(const std::string& label, const SphereSet<Real>& bodies,
-                               const BroadphaseOptions& o, const std::vector<Pair>& reference) {
-  Broadphase<Real> finder(o);
-  finder.upload(bodies);
-  const uint64_t counted = finder.count();
-  const uint64_t found = finder.find();
-  const std::vector<Pair> result = to_pairs(finder.pairs());
-  const Difference d = compare(reference, result);
-  INFO(label << ": " << d.describe());
-  CHECK(d.missed.empty());
-  CHECK(d.spurious.empty());
-  CHECK(sorted_unique_ordered(result));
-  CHECK(found == result.size());
-  CHECK(counted == found);
-  return result;
-}
 
 template <class Real>
 void check_scene(const SceneCase& c) {
@@ -195,16 +177,22 @@ TEST_CASE("many concentric shells: the automatic mode gives the same (no) pairs"
 
 TEST_CASE("neighbour lists hold every pair in both directions, ascending") {
   const scenes::Scene s = scenes::cell_like(2000, 30);
+  // The sort's buffers kept for the next call (the default) or freed after each
+  // (list_keep_bytes 0, as above 2 GiB).
+  const double keep_default = BroadphaseOptions{}.tuning.device.list_keep_bytes;
+  for (double keep : {keep_default, 0.0})
   for (bool sort_pairs : {true, false}) {
   CAPTURE(sort_pairs);
+  CAPTURE(keep);
   BroadphaseOptions o;
   o.sort_pairs = sort_pairs;
   o.hsx_small_n = 0;  // the grid, whose pairs come in the order found
+  o.tuning.device.list_keep_bytes = keep;
   Broadphase<double> finder(o);
   finder.upload(s.bodies);
   const uint64_t found = finder.find();
-  // Twice: the second call reuses (or, with NESTSIM_LIST_KEEP_BYTES=0, reallocates) the
-  // sort's buffers of the first.
+  // Twice: the second call reuses (or, with list_keep_bytes 0, reallocates) the sort's
+  // buffers of the first.
   const NeighborLists once = finder.neighbor_lists();
   const NeighborLists lists = finder.neighbor_lists();
   CHECK(lists.offsets == once.offsets);
@@ -294,6 +282,14 @@ TEST_CASE("invalid bodies and options are refused with a message") {
   bad = BroadphaseOptions{};
   bad.hsx_small_n = -2;
   CHECK_THROWS_WITH_AS(Broadphase<double>{bad}, doctest::Contains("hsx_small_n"),
+                       std::invalid_argument);
+  bad = BroadphaseOptions{};
+  bad.tuning.hsx.cell_fraction = 1e-3;  // below 1/64
+  CHECK_THROWS_WITH_AS(Broadphase<double>{bad}, doctest::Contains("hsx.cell_fraction"),
+                       std::invalid_argument);
+  bad = BroadphaseOptions{};
+  bad.tuning.hsx.warp_slots = 9;
+  CHECK_THROWS_WITH_AS(Broadphase<double>{bad}, doctest::Contains("hsx.warp_slots"),
                        std::invalid_argument);
 
   // Outside the supported range (check_supported): refused, naming the body and the range.

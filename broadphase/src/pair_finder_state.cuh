@@ -38,10 +38,10 @@
 namespace nestsim::device {
 
 using detail::BodyArrays;
-using detail::LevelPlan;
-using detail::PairSink;
 using detail::ensure_size;
 using detail::for_each_index;
+using detail::LevelPlan;
+using detail::PairSink;
 using detail::raw;
 
 struct MaxOf {
@@ -59,63 +59,26 @@ struct PairFinder<Real>::State {
   Tuning tuning;  // the options' tuning of the current find()
   // effective radii (skin, solid mode)
   thrust::device_vector<Real> r_eff, q_eff;
-  // natural levels, and all bodies sorted by (group, bucket)
-  thrust::device_vector<uint8_t> natural;
-  thrust::device_vector<uint32_t> histogram;  // CPU backend
-  thrust::device_vector<LevelPlan> level_plan;  // CUDA backend
-  thrust::device_vector<unsigned> histogram_done;  // level_histogram_kernel's ticket counter
-
-  // The bounds of the bodies, the pad, d0, each body's natural level (in `natural`)
-  // and the levels' histogram: on the GPU with one read-back, else as it reads.
-  LevelPlan plan_levels(const BodyArrays<Real>& in, uint32_t n, const detail::PadSpace& space) {
-    ensure_size(natural, n);
-    LevelPlan plan;
-#if defined(NESTSIM_BACKEND_CUDA)
-    ensure_size(level_plan, 1);
-    detail::extent_async(in, n, space.dim, extent_scratch, extent_done,
-                         detail::FinishLevelPlan<Real>{space, raw(level_plan)});
-    const uint32_t threads = 256;
-    const uint32_t grid = std::min<uint32_t>((n + threads - 1) / threads, 2048);
-    if (histogram_done.empty()) histogram_done.assign(1, 0u);
-    detail::HostStage::Mapped back;
-    if (stage.polls()) back = stage.mapped_back(sizeof(LevelPlan));
-    detail::level_histogram_kernel<Real><<<grid, threads>>>(in.radius, n, raw(level_plan), raw(natural),
-                                                    raw(histogram_done),
-                                                    static_cast<LevelPlan*>(back.dst), back.flag,
-                                                    back.seq);
-    NESTSIM_CUDA_CHECK(cudaGetLastError());
-    if (back.dst)
-      stage.wait_mapped(back, 1, &plan);
-    else
-      stage.to_host(level_plan, 1, &plan);
-#else
-    plan.bounds = detail::extent_of<Real>(detail::policy(alloc), in, n, space.dim);
-    detail::plan_base<Real>(plan, space);
-    ensure_size(histogram, detail::kLevels);
-    thrust::fill_n(detail::nosync(), histogram.begin(), detail::kLevels, 0u);
-    const uint32_t chunks = (n + detail::kHistogramChunk - 1) / detail::kHistogramChunk;
-    for_each_index(chunks, detail::LevelHistogram<Real>{in.radius, n, plan.d0[0], plan.pad, raw(natural),
-                                                raw(histogram)});
-    thrust::copy_n(histogram.begin(), detail::kLevels, plan.histogram[0]);
-#endif
-    return plan;
-  }
+  // HSX: the level plan and each body's natural level, the bodies sorted by (group,
+  // bucket), the large bodies' tasks.
+  detail::LevelPlanner<Real> levels;
   detail::SortedGrid<Real> sorted;
-  // pair assembly
-  thrust::device_vector<uint64_t> task_count, task_start, counts, offsets;
+  thrust::device_vector<uint64_t> task_count, task_start;
   thrust::device_vector<uint64_t> task_owner;  // (first task << 32) | item per task
   uint64_t task_capacity = 0;  // tasks the owners' table and the walk cover (groups_pass)
-  detail::HostStage stage;     // the read-backs (plan, totals)
+  // count -> scan -> write
+  thrust::device_vector<uint64_t> counts, offsets;
+  detail::HostStage stage;  // the read-backs (plan, totals)
   thrust::device_vector<uint64_t> keys;
   uint64_t pair_count = 0;
-  bool keys_sorted = true;  // keys[0, pair_count) ascending (sort_pairs, or sort_keys())
-  uint32_t n = 0;           // the bodies of the last find()
+  bool keys_sorted = true;         // keys[0, pair_count) ascending (sort_pairs, or sort_keys())
+  uint32_t n = 0;                  // the bodies of the last find()
   detail::CachingAllocator alloc;  // Thrust temporaries, kept across calls
   detail::SideStream side_stream;  // HSX's large-body work beside the small-small walk
 #if defined(NESTSIM_BACKEND_CUDA)
   detail::CachingAllocator side_alloc;  // the side stream's Thrust temporaries
 #endif
-  device::PairwiseBuffers pairwise;  // the scheduled brute-force methods
+  device::PairwiseBuffers pairwise;      // the scheduled brute-force methods
   detail::SolidGrids<Real> solid_grids;  // grid_uniform, grid_aabb (solid_grids.cu)
 
   Space<Real> space;
@@ -126,7 +89,7 @@ struct PairFinder<Real>::State {
   // docs/perf-log.md, "HSX without host round trips").
   thrust::device_vector<uint64_t> total;
 
-  // Fused single pass (kernels.cuh, PairSink; FusedChunk on the CPU) instead of count ->
+  // Fused single pass (pair_sink.cuh, PairSink; FusedChunk on the CPU) instead of count ->
   // scan -> write: set by find() for HSX, whose pairs are sorted afterwards anyway.
   bool fused = false;
 
@@ -197,8 +160,6 @@ struct PairFinder<Real>::State {
   // b = bits of n - 1: the keys are packed to (i << b) | j, sorted on those bits (on
   // CUDA, radix passes of 8 bits: 5 at n = 1e6 instead of 8) and unpacked.
   thrust::device_vector<uint64_t> keys_alt;
-  thrust::device_vector<detail::Extent> extent_scratch;
-  thrust::device_vector<unsigned> extent_done;  // extent_async's ticket counter
   void sort_keys(uint32_t n) {
     const uint64_t p = pair_count;
     if (p < 2) return;
@@ -242,7 +203,7 @@ struct PairFinder<Real>::State {
     if (fused && tuning.hsx.warp_tests) {
       if (items > 0)
         detail::launch_warp_tested<Real>(items, Step<Real, Dim, false>{args..., fused_sink()},
-                                 side ? side_stream.stream() : cudaStream_t{}, tuning.hsx);
+                                         side ? side_stream.stream() : cudaStream_t{}, tuning.hsx);
       return;
     }
 #endif
@@ -260,8 +221,9 @@ struct PairFinder<Real>::State {
   template <int Dim>
   void all_pairs(const BodyArrays<Real>& bodies, uint32_t n) {
 #if defined(NESTSIM_BACKEND_CUDA)
-    detail::all_pairs_tiles<Real, Dim>(bodies, space, n, reinterpret_cast<unsigned long long*>(raw(total)),
-                               raw(keys), count_only ? 0 : keys.size());
+    detail::all_pairs_tiles<Real, Dim>(bodies, space, n,
+                                       reinterpret_cast<unsigned long long*>(raw(total)), raw(keys),
+                                       count_only ? 0 : keys.size());
 #else
     emit_pairs<detail::CircularPairs, Dim>(n, bodies, space, n);
 #endif
@@ -272,8 +234,7 @@ struct PairFinder<Real>::State {
 
   template <int Dim>
   void groups_pass(std::vector<detail::GroupGrid>& groups, detail::LevelToGroup to_group,
-                   const BodyArrays<Real>& in, uint32_t n, double pad, uint64_t items,
-                   bool radix);
+                   const BodyArrays<Real>& in, uint32_t n, double pad, uint64_t items, bool radix);
 };
 
 }  // namespace nestsim::device

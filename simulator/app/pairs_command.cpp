@@ -16,6 +16,32 @@
 #include "output_file.h"
 
 namespace nestsim::app {
+namespace {
+
+// kPairsHelp with its defaults filled in from the backends' tuning (nestsim/tuning.h).
+std::string pairs_help() {
+  const Tuning gpu = tuning_for(Backend::cuda), cpu = tuning_for(Backend::cpu);
+  auto number = [](double v) {  // 15000, 256; 2e6 rather than 2e+06
+    char text[32];
+    const int k = v >= 1e5 ? int(std::floor(std::log10(v))) : 0;
+    const double m = v / std::pow(10.0, k);
+    if (k > 0 && m == std::floor(m)) std::snprintf(text, sizeof text, "%.0fe%d", m, k);
+    else std::snprintf(text, sizeof text, "%g", v);
+    return std::string(text);
+  };
+  std::string help = kPairsHelp;
+  auto fill = [&](const std::string& key, const std::string& value) {
+    const std::size_t at = help.find(key);
+    if (at != std::string::npos) help.replace(at, key.size(), value);
+  };
+  fill("@SMALL_N@", number(gpu.hsx.small_n) + " on a GPU, " + number(cpu.hsx.small_n) +
+                        " on the CPU");
+  fill("@RADIX_MIN@", number(gpu.cell_sort.radix_min_n) + " bodies on a GPU, from " +
+                          number(cpu.cell_sort.radix_min_n) + " on the CPU");
+  return help;
+}
+
+}  // namespace
 
 const char* const kPairsHelp =
     "usage: nestsim pairs SCENE.csv [--solid] [--box Lx,Ly[,Lz] [--periodic]]\n"
@@ -39,11 +65,11 @@ const char* const kPairsHelp =
     "--method NAME the algorithm; every one gives the same pairs (names below)\n"
     "--skin S      enlarge every radius by S and shrink every lumen by S (default 0)\n"
     "--hsx-small-n N  hsx tests all pairs when there are at most N bodies (default: the\n"
-    "              backend's measured crossover, 15000 on a GPU, 256 on the CPU; 0: always\n"
+    "              backend's measured crossover, @SMALL_N@; 0: always\n"
     "              the grid); the pairs do not change\n"
     "--grid-sort S how hsx and grid_uniform sort bodies into cells: counting (atomics on\n"
     "              the cell table), radix (a radix sort of the cell numbers), or auto\n"
-    "              (default: radix from 2e6 bodies on a GPU, from 1e5 on the CPU, else\n"
+    "              (default: radix from @RADIX_MIN@, else\n"
     "              counting); the pairs do not change\n"
     "--count       print only the number of pairs\n"
     "--bench K     after one warm-up call, time K calls of the search and print\n"
@@ -229,7 +255,7 @@ int run(const PairsArgs& p, const io::Scene& scene, const Domain& domain) {
 int pairs_command(const std::vector<std::string>& args) {
   if (std::find(args.begin(), args.end(), "--help") != args.end() ||
       std::find(args.begin(), args.end(), "-h") != args.end()) {
-    std::cout << kPairsHelp << "\nMethods (--method):\n"
+    std::cout << pairs_help() << "\nMethods (--method):\n"
               << "  hsx             nested hollow-sphere grid, HSX paper Algorithm 1 (default)\n"
               << "  brute           plain parallel double loop: the reference\n"
               << "  brute_tiled     straightforward brute force in segments of 1024 bodies\n"
@@ -243,7 +269,7 @@ int pairs_command(const std::vector<std::string>& args) {
   try {
     p = parse(args);
   } catch (const UsageError& e) {
-    std::cerr << "nestsim pairs: " << e.what() << "\n\n" << kPairsHelp;
+    std::cerr << "nestsim pairs: " << e.what() << "\n\n" << pairs_help();
     return 2;
   }
   try {

@@ -2,6 +2,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+
 #include "common/bodies.cuh"
 #include "common/pair_sink.cuh"
 #include "nestsim/pair_mapping.h"
@@ -14,7 +15,7 @@ namespace nestsim::detail {
 // I <= J, every thread reading the same column at once (a broadcast); diagonal tiles
 // test only t > row. Block k -> tile pair (I, J) by the gpu-mapping-function seed's
 // square-root mapping (pair_mapping.h) over tiles + 1 indices, J = b - 1. Pairs through
-// the fused sink (kernels.cuh, run_pair_step).
+// the fused sink (pair_sink.cuh, run_pair_step).
 constexpr uint32_t kTile = 128;
 
 template <class Real, int Dim>

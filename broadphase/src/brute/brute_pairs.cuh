@@ -2,6 +2,7 @@
 // schedule (CircularPairs).
 #pragma once
 #include <cstdint>
+
 #include "common/bodies.cuh"
 #include "common/pair_sink.cuh"
 #include "nestsim/device/pairwise.cuh"
@@ -36,7 +37,7 @@ struct BrutePairs {
 // All pairs by the balanced circular schedule (pairwise seed, section IV, Algorithm 4;
 // device::CircularSchedule): item i tests body i against (i + s) mod n for
 // s = 1 .. steps(i, n), the same work for every item. HSX's path for small n on the CPU
-// (BroadphaseOptions::hsx_small_n; the GPU's is tiled, pair_finder.cu); bodies in index
+// (BroadphaseOptions::hsx_small_n; the GPU's is tiled, all_pairs_tiles.cuh); bodies in index
 // order.
 template <class Real, int Dim, bool Write>
 struct CircularPairs {

@@ -2,6 +2,7 @@
 // body packed for one aligned load (PackedBody).
 #pragma once
 #include <cstdint>
+
 #include "nestsim/hd.h"
 
 namespace nestsim::detail {

@@ -4,6 +4,7 @@
 #include <thrust/scan.h>
 
 #include <cstdint>
+
 #include "nestsim/device/exec.cuh"
 
 namespace nestsim::detail {

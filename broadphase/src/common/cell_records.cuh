@@ -3,6 +3,7 @@
 // table from sorted buckets and the gather (radix sort).
 #pragma once
 #include <cstdint>
+
 #include "common/bodies.cuh"
 #include "common/grid.cuh"
 #include "nestsim/device/pairwise.cuh"
@@ -10,7 +11,7 @@
 namespace nestsim::detail {
 
 // The cell grid of one or more groups of levels, in one table: every body sorted by
-// (group, bucket) (device_util.cuh, SortedGrid). HSX puts each group of levels in its
+// (group, bucket) (sorted_grid.cuh, SortedGrid). HSX puts each group of levels in its
 // own grid, all sorted at once with one pair pass for all groups (cheaper than a sort and
 // a pass per level; docs/perf-log.md, "all groups of levels in one counting sort");
 // grid_uniform has one group.

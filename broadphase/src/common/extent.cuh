@@ -12,6 +12,7 @@
 #include <cfloat>
 #include <cstdint>
 #include <limits>
+
 #include "common/bodies.cuh"
 #include "nestsim/broadphase.h"
 #include "nestsim/device/check.cuh"
@@ -159,7 +160,7 @@ struct ThreadExtent {
 // block merges its threads (cub::BlockReduce) into one Extent per block, in out[block].
 // Then the last block to finish (a ticket counter, `done`, zero before and after the
 // launch) merges the blocks' results and calls finish(total) in its thread 0: the level
-// plan (pair_finder.cu) in the same launch, not a kernel of its own, which saves a
+// plan (hsx/level_plan.cuh) in the same launch, not a kernel of its own, which saves a
 // launch on the critical path (docs/perf-log.md, "the host's plan, the level plan's
 // launch"); before that, every thread of that block calls finish.share(thread,
 // threads), the plan's work that the block can split (zeroing the histograms).

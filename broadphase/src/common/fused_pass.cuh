@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <vector>
+
 #include "common/loops.cuh"
 #include "common/pair_sink.cuh"
 
@@ -23,7 +24,7 @@ void launch_pair_step(Index n, F f) {
 // The fused pair pass on the CPU (20-28% faster on 2 cores; docs/perf-log.md, "the CPU's
 // fused pair pass"): instead of count -> scan -> write, which walks every item that has
 // pairs twice, chunks of items walk once into a vector of their own and append it after
-// the running total with one atomic add per chunk (GPU: one per warp, kernels.cuh,
+// the running total with one atomic add per chunk (GPU: one per warp, pair_sink.cuh,
 // run_pair_step). Places depend on timing; HSX sorts the pairs afterwards.
 constexpr uint64_t kFusedChunk = 512;
 

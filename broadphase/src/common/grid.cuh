@@ -53,7 +53,7 @@ struct GridSpec {
   // instead of a division (a few dozen instructions in double on the GPU;
   // docs/perf-log.md): exact pairs need only that it is monotone in x, which rounding
   // preserves, and that a cell's edges are right to within the rounding pad, which
-  // exceeds its error of an ulp or two by orders of magnitude (device_util.cuh,
+  // exceeds its error of an ulp or two by orders of magnitude (extent.cuh,
   // rounding_pad).
   // T: the arithmetic. Bodies are placed in their cells in double (raw_coord); the HSX
   // walks compute their windows in the bodies' precision (float on the GPU's usual path:
@@ -263,7 +263,7 @@ NESTSIM_HD inline RowSkip rows_before(const GridSpec& g, const LargePlan& p, uin
 // less than the rounding pad that outer and inner include; near a column's edge, where
 // the square roots cancel, the pad's margin holds in squared form: outer^2 - hmin2
 // exceeds the true squared reach of any candidate by about 2 outer pad, and pad is at
-// least 64 ulps of 2 rmax (device_util.cuh, rounding_pad), so dozens of ulps of outer^2,
+// least 64 ulps of 2 rmax (extent.cuh, rounding_pad), so dozens of ulps of outer^2,
 // against the few of this rounding (the same for inner).
 template <int Dim, class T, class Visit>
 NESTSIM_HD inline void visit_rim_column(const GridSpec& g, const LargePlan& p, const long long* cu,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+
 #include "common/grid.cuh"
 #include "nestsim/broadphase.h"
 

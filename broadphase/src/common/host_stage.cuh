@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <stdexcept>
+
 #include "nestsim/device/check.cuh"
 #include "nestsim/device/exec.cuh"
 
@@ -37,8 +38,8 @@ __device__ inline void publish_mapped(const unsigned char* src, unsigned char* d
 }
 
 // to_host's copy by the GPU itself: publish_mapped as a one-block kernel of its own.
-static __global__ void copy_to_mapped(const unsigned char* src, unsigned char* dst, std::size_t bytes,
-                                      volatile unsigned* flag, unsigned seq) {
+static __global__ void copy_to_mapped(const unsigned char* src, unsigned char* dst,
+                                      std::size_t bytes, volatile unsigned* flag, unsigned seq) {
   publish_mapped(src, dst, bytes, flag, seq);
 }
 #endif
@@ -104,7 +105,8 @@ class HostStage {
     const std::size_t bytes = count * sizeof(T);
     if (poll_) {
       const Mapped m = mapped_back(bytes);
-      const auto* from = reinterpret_cast<const unsigned char*>(thrust::raw_pointer_cast(src.data()));
+      const auto* from =
+          reinterpret_cast<const unsigned char*>(thrust::raw_pointer_cast(src.data()));
       copy_to_mapped<<<1, 128>>>(from, static_cast<unsigned char*>(m.dst), bytes, m.flag, m.seq);
       NESTSIM_CUDA_CHECK(cudaGetLastError());
       wait_mapped(m, count, out);

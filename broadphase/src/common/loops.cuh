@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+
 #include "nestsim/device/check.cuh"
 #include "nestsim/device/exec.cuh"
 

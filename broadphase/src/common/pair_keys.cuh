@@ -2,6 +2,7 @@
 // split into neighbour-list rows.
 #pragma once
 #include <cstdint>
+
 #include "nestsim/device/pair_finder.cuh"
 
 namespace nestsim::device::pair_keys {

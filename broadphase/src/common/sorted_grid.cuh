@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
+
 #include "common/buffers.cuh"
 #include "common/cell_records.cuh"
 #include "common/host_stage.cuh"
@@ -163,7 +164,7 @@ struct SortedGrid {
     return s;
   }
 
-  // bucket_start from sorted_bucket (kernels.cuh, BucketRunStarts): on the GPU, each
+  // bucket_start from sorted_bucket (cell_records.cuh, BucketRunStarts): on the GPU, each
   // warp numbers its lanes' entries and writes 32 per store (bucket_run_starts), and
   // runs longer than long_run entries are written by whole blocks after
   // (long_bucket_runs).

@@ -2,6 +2,7 @@
 // walks and the uniform grid's step use it.
 #pragma once
 #include <cstdint>
+
 #include "common/cell_records.cuh"
 #include "common/pair_sink.cuh"
 #include "nestsim/predicates.h"
@@ -62,7 +63,7 @@ struct TestAgainst {
 };
 
 // The walks' candidate consumer as it is: each walk tests its own candidates (the CPU's
-// fused chunks, and the GPU with NESTSIM_HSX_WARP_TESTS=0). The GPU's warp-tested pass
+// fused chunks, and the GPU without HsxTuning::warp_tests). The GPU's warp-tested pass
 // wraps it instead (WarpRanges: ranges collected, tested by the whole warp).
 struct OwnTests {
   template <class Test>

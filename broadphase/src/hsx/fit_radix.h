@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <vector>
+
 #include "common/buffers.cuh"
 #include "common/cell_records.cuh"
 #include "common/grid_choice.cuh"

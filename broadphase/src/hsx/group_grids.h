@@ -46,7 +46,8 @@ inline GroupGrids group_grids(const LevelBase& base, const Extent& bounds, const
     const double d = std::ldexp(base.d0, g.top_level);
     grid.grid = make_grid(dom, dim, d * base.cell_fraction, bounds.centre_lo, bounds.centre_hi);
     const double ns = double(g.end - g.begin);
-    const double cells = choose_buckets(grid.grid, g.end - g.begin, t.cell_sort.dense_cells_per_body);
+    const double cells =
+        choose_buckets(grid.grid, g.end - g.begin, t.cell_sort.dense_cells_per_body);
     // Cauchy-Schwarz: ns bodies in `cells` cells share a cell in >= ns (ns / cells - 1) / 2
     // pairs.
     out.shared += ns * std::max(0.0, ns / cells - 1.0) / 2.0;

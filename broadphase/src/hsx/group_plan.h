@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <vector>
+
 #include "hsx/level_plan.cuh"
 #include "nestsim/tuning.h"
 

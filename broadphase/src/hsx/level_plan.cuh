@@ -1,9 +1,17 @@
 // Algorithm 1 line 1 of the HSX paper and the natural levels: d0 from the smallest
 // diameter, each body's level and the levels' histogram, per phase of the level base.
 #pragma once
+#include <thrust/copy.h>
+#include <thrust/device_vector.h>
+#include <thrust/fill.h>
+
+#include <algorithm>
 #include <cstdint>
+
+#include "common/buffers.cuh"
 #include "common/extent.cuh"
 #include "common/host_stage.cuh"
+#include "common/loops.cuh"
 #include "nestsim/levels.h"
 
 namespace nestsim::detail {
@@ -28,7 +36,10 @@ constexpr int kPhases = 4;  // at most 4: level_histogram_kernel packs a byte pe
 constexpr int kPhases = 1;
 #endif
 NESTSIM_HD constexpr double phase_scale(int j) {  // 2^(j/4), j < 4
-  return j == 1 ? 1.189207115002721 : j == 2 ? 1.4142135623730951 : j == 3 ? 1.681792830507429 : 1.0;
+  return j == 1   ? 1.189207115002721
+         : j == 2 ? 1.4142135623730951
+         : j == 3 ? 1.681792830507429
+                  : 1.0;
 }
 
 // Algorithm 1 line 1 and the natural levels' histogram, as one record: on the GPU built
@@ -85,7 +96,7 @@ struct LevelHistogram {
 };
 
 #else
-// The same on the GPU: the extent's last block (device_util.cuh, extent_async) plans
+// The same on the GPU: the extent's last block (extent.cuh, extent_async) plans
 // the base (plan_base) on the device; then one thread per body, a shared histogram per
 // block (peers with the same level add once, __match_any_sync), one global atomic per
 // bin and block, into the plan, which the host reads back once: the histogram's last
@@ -136,7 +147,8 @@ __global__ void level_histogram_kernel(const Real* radius, uint32_t n, LevelPlan
     const unsigned peers = __match_any_sync(active, levels);
     if (int(threadIdx.x & 31u) == __ffs(peers) - 1) {
 #pragma unroll
-      for (int j = 0; j < kPhases; ++j) atomicAdd(&local[j * kLevels + k[j]], unsigned(__popc(peers)));
+      for (int j = 0; j < kPhases; ++j)
+        atomicAdd(&local[j * kLevels + k[j]], unsigned(__popc(peers)));
     }
   }
   __syncthreads();
@@ -157,6 +169,56 @@ struct Relevel {
   uint8_t* level;
   NESTSIM_HD void operator()(uint32_t i) const {
     level[i] = static_cast<uint8_t>(natural_level(padded_diameter(double(radius[i]), pad), d0));
+  }
+};
+
+// The level plan of a find() and the buffers it keeps across calls.
+template <class Real>
+struct LevelPlanner {
+  thrust::device_vector<uint8_t> natural;          // each body's natural level
+  thrust::device_vector<uint32_t> histogram;       // CPU backend
+  thrust::device_vector<LevelPlan> level_plan;     // CUDA backend
+  thrust::device_vector<unsigned> histogram_done;  // level_histogram_kernel's ticket counter
+  thrust::device_vector<Extent> extent_scratch;
+  thrust::device_vector<unsigned> extent_done;  // extent_async's ticket counter
+
+  // The bounds of the bodies, the pad, d0, each body's natural level (in `natural`)
+  // and the levels' histogram: on the GPU with one read-back, else as it reads.
+  template <class Alloc>
+  LevelPlan plan_levels(const BodyArrays<Real>& in, uint32_t n, const PadSpace& space,
+                        HostStage& stage, Alloc& alloc) {
+    ensure_size(natural, n);
+    LevelPlan plan;
+#if defined(NESTSIM_BACKEND_CUDA)
+    (void)alloc;
+    ensure_size(level_plan, 1);
+    extent_async(in, n, space.dim, extent_scratch, extent_done,
+                 FinishLevelPlan<Real>{space, raw(level_plan)});
+    const uint32_t threads = 256;
+    const uint32_t grid = std::min<uint32_t>((n + threads - 1) / threads, 2048);
+    if (histogram_done.empty()) histogram_done.assign(1, 0u);
+    HostStage::Mapped back;
+    if (stage.polls()) back = stage.mapped_back(sizeof(LevelPlan));
+    level_histogram_kernel<Real>
+        <<<grid, threads>>>(in.radius, n, raw(level_plan), raw(natural), raw(histogram_done),
+                            static_cast<LevelPlan*>(back.dst), back.flag, back.seq);
+    NESTSIM_CUDA_CHECK(cudaGetLastError());
+    if (back.dst)
+      stage.wait_mapped(back, 1, &plan);
+    else
+      stage.to_host(level_plan, 1, &plan);
+#else
+    (void)stage;
+    plan.bounds = extent_of<Real>(policy(alloc), in, n, space.dim);
+    plan_base<Real>(plan, space);
+    ensure_size(histogram, kLevels);
+    thrust::fill_n(nosync(), histogram.begin(), kLevels, 0u);
+    const uint32_t chunks = (n + kHistogramChunk - 1) / kHistogramChunk;
+    for_each_index(chunks, LevelHistogram<Real>{in.radius, n, plan.d0[0], plan.pad, raw(natural),
+                                                raw(histogram)});
+    thrust::copy_n(histogram.begin(), kLevels, plan.histogram[0]);
+#endif
+    return plan;
   }
 };
 

@@ -55,11 +55,12 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
   detail::Range range("broadphase/hsx/plan");
   // Algorithm 1 line 1 (the bounds, d0, the pad), the natural levels and their histogram.
   const Domain& dom = options.domain;
-  const LevelPlan plan = plan_levels(in, n, detail::pad_space(dom, Dim));
+  const LevelPlan plan = levels.plan_levels(in, n, detail::pad_space(dom, Dim), stage, alloc);
   detail::check_grid_range<Real>(plan.bounds, dom, Dim);
   const detail::LevelBase base = detail::choose_level_base(tuning.hsx, plan, Dim, n);
   if (base.phase != 0)  // the natural levels were written for phase 0
-    for_each_index(n, detail::Relevel<Real>{in.radius, plan.pad, base.d0, raw(natural)});
+    for_each_index(n, detail::Relevel<Real>{in.radius, plan.pad, base.d0,
+                                            raw(levels.natural)});
   detail::GroupGrids g = detail::group_grids(base, plan.bounds, dom, Dim, n, tuning);
   // Crowded cells: when the pairs that share a cell, times the grid's cost per candidate
   // relative to one test of the all-pairs pass, exceed the n (n - 1) / 2 tests of that
@@ -88,8 +89,8 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
   {
     detail::Range range("broadphase/hsx/sort into cells");
     // The bucket table beside the gather (the CPU's SideStream runs it in order).
-    v.s = sorted.template build<Dim>(detail::policy(alloc), groups, raw(natural), to_group, in,
-                                     n, radix, tuning.cell_sort,
+    v.s = sorted.template build<Dim>(detail::policy(alloc), groups, raw(levels.natural),
+                                     to_group, in, n, radix, tuning.cell_sort,
                                      tuning.hsx.table_beside ? &side_stream : nullptr);
   }
   v.space = space;

@@ -2,6 +2,7 @@
 // each group, the large bodies' tasks and their rim walks, and a deferred column's walk.
 #pragma once
 #include <cstdint>
+
 #include "common/test_against.cuh"
 #include "hsx/warp_ranges.cuh"
 
@@ -14,7 +15,7 @@ struct GroupedView {
   SortedBodies<Real> s;
   Space<Real> space;
   uint32_t group_count = 0;
-  double pad = 0;  // rounding allowance (device_util.cuh, rounding_pad)
+  double pad = 0;  // rounding allowance (extent.cuh, rounding_pad)
   const uint64_t* task_start = nullptr;  // large items + 1 offsets
   // Per task, (its item's first task << 32) | its item (MarkTaskOwners); or null.
   const uint64_t* task_owner = nullptr;

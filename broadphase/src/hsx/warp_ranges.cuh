@@ -2,6 +2,7 @@
 // ranges and deferred columns a lane keeps in shared memory, and their numbering.
 #pragma once
 #include <cstdint>
+
 #include "common/test_against.cuh"
 
 namespace nestsim::detail {

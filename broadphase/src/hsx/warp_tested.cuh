@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <stdexcept>
+
 #include "common/fused_pass.cuh"
 #include "hsx/walks.cuh"
 #include "nestsim/tuning.h"
@@ -20,7 +21,7 @@ constexpr uint32_t kWarpBlockThreads = sizeof(Real) == 4 ? detail::kBoundedThrea
 // "the walks' occupancy").
 constexpr int kWalkMinBlocks = kPairMinBlocks;
 
-// The fused pair pass of the HSX walks with the warp sharing its work (kernels.cuh,
+// The fused pair pass of the HSX walks with the warp sharing its work (warp_ranges.cuh,
 // WarpRanges; docs/perf-log.md, "each warp's candidates tested by all its lanes" and "the
 // warp walks its lanes' columns together"): each lane plans its item's walk; the columns
 // of dense windows (`defer`) are numbered across the warp and each lane walks every 32nd
@@ -28,7 +29,7 @@ constexpr int kWalkMinBlocks = kPairMinBlocks;
 // each lane tests every 32nd candidate against its owner's fields.
 template <class Real, class Step, class Index>
 __global__ void __launch_bounds__(kWarpBlockThreads<Real>,
-                                  kWalkMinBlocks * detail::kBoundedThreads / kWarpBlockThreads<Real>)
+                                  kWalkMinBlocks* detail::kBoundedThreads / kWarpBlockThreads<Real>)
     warp_tested_items(Index n, Step step, uint32_t slots, bool defer) {
   __shared__ detail::WarpShared<Real> shared[kWarpBlockThreads<Real> / 32];
   detail::WarpShared<Real>& w = shared[threadIdx.x >> 5];
@@ -72,8 +73,8 @@ void launch_warp_tested(Index n, const Step& step, cudaStream_t stream, const Hs
   const uint64_t blocks = (uint64_t(n) + threads - 1) / threads;
   if (blocks >= (uint64_t(1) << 31))
     throw std::length_error("nestsim: too many items for one launch");
-  warp_tested_items<Real><<<unsigned(blocks), threads, 0, stream>>>(n, step, t.warp_slots,
-                                                                     t.warp_columns);
+  warp_tested_items<Real>
+      <<<unsigned(blocks), threads, 0, stream>>>(n, step, t.warp_slots, t.warp_columns);
   NESTSIM_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -1,6 +1,7 @@
 // The uniform grid's pair step (Method::grid_uniform): the Moore neighbourhood.
 #pragma once
 #include <cstdint>
+
 #include "common/test_against.cuh"
 
 namespace nestsim::detail {

@@ -2,10 +2,10 @@
 //
 // grid_uniform, in the style of fast fixed-radius nearest neighbours:
 //  1. cell width d = largest diameter + rounding pad (>= the reach of every pair);
-//  2. the bodies sorted by the cell of their centre (SortedGrid of device_util.cuh,
+//  2. the bodies sorted by the cell of their centre (SortedGrid of common/sorted_grid.cuh,
 //     counting or radix sort, as HSX sorts its groups of levels);
 //  3. each body tests the later bodies of its 27 (9 in 2D) neighbouring cells
-//     (MoorePairs, kernels.cuh).
+//     (MoorePairs, moore_pairs.cuh).
 // grid_aabb, in the style of chrono::collide's multi-cell AABB grid:
 //  1. cell width from the mean diameter, doubled while the bodies' boxes would take more
 //     than kEntriesPerBody cells per body on average (so radii spanning 1e-3..1e3 do not
