@@ -49,3 +49,16 @@ if(NESTSIM_BUILD_TESTS)
   find_path(NESTSIM_DOCTEST_INCLUDE doctest/doctest.h PATHS /usr/include)
   nestsim_require(NESTSIM_DOCTEST_INCLUDE "doctest" "doctest-dev")
 endif()
+
+# cpp-httplib, the HTTP server of `nestsim view`. Debian's package is a compiled library
+# built with TLS, zlib and Brotli support: its header must see the same switches.
+find_path(NESTSIM_HTTPLIB_INCLUDE httplib.h)
+find_library(NESTSIM_HTTPLIB_LIB cpp-httplib)
+nestsim_require(NESTSIM_HTTPLIB_LIB "cpp-httplib" "libcpp-httplib-dev")
+nestsim_require(NESTSIM_HTTPLIB_INCLUDE "cpp-httplib's header" "libcpp-httplib-dev")
+find_package(Threads REQUIRED)
+add_library(nestsim::httplib INTERFACE IMPORTED)
+target_include_directories(nestsim::httplib SYSTEM INTERFACE ${NESTSIM_HTTPLIB_INCLUDE})
+target_link_libraries(nestsim::httplib INTERFACE ${NESTSIM_HTTPLIB_LIB} Threads::Threads)
+target_compile_definitions(nestsim::httplib INTERFACE CPPHTTPLIB_OPENSSL_SUPPORT
+                           CPPHTTPLIB_ZLIB_SUPPORT CPPHTTPLIB_BROTLI_SUPPORT)

@@ -43,7 +43,8 @@ const char* const kAnalyzeHelp =
     "    without the lists' skin).\n"
     "Long tables show 21 evenly spaced frames; the CSV files hold every frame.\n"
     "\n"
-    "--csv DIR   write counts.csv, msd.csv, contacts.csv (lists: -1 unknown),\n"
+    "--csv DIR   write counts.csv, msd.csv (with each kind's D from the model),\n"
+    "            contacts.csv (lists: -1 unknown),\n"
     "            events.csv (every counter as stored) and reactions.csv (frame, step,\n"
     "            time, then one column per reaction rule: its events in the output\n"
     "            interval that ends at the frame) to DIR (created if needed); times in\n"
@@ -322,13 +323,15 @@ void write_csvs(const TrajectoryInfo& info, const AnalysisTables& t, const std::
               "," + std::to_string(t.counts[f][k][l]) + "\n";
   write_csv(dir + "/counts.csv", text);
 
-  text = "frame,step," + time_column + ",kind,bodies,msd_" + info.length_unit + "2\n";
+  // The model's D of each kind beside its MSD: the plots draw free diffusion from it.
+  text = "frame,step," + time_column + ",kind,bodies,msd_" + info.length_unit + "2,diffusion_" +
+         info.length_unit + "2_per_" + info.time_unit + "\n";
   const auto kinds = tracked_kinds(t);
   for (std::size_t f = 0; f < t.frames.size(); ++f)
     for (std::size_t k : kinds)
       if (t.tracked[f][k] > 0)
         text += stamp_fields(f) + field(info.kinds[k]) + "," + std::to_string(t.tracked[f][k]) +
-                "," + number(t.msd[f][k], 15) + "\n";
+                "," + number(t.msd[f][k], 15) + "," + number(info.diffusion[k], 15) + "\n";
   write_csv(dir + "/msd.csv", text);
 
   text = "frame,step," + time_column + ",bodies,hsx,ssx,lists\n";

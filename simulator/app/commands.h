@@ -13,5 +13,9 @@ int analyze_command(const std::vector<std::string>& args);
 extern const char* const kAnalyzeHelp;
 int run_command(const std::vector<std::string>& args);
 extern const char* const kRunHelp;
+int view_command(const std::vector<std::string>& args);
+extern const char* const kViewHelp;
+int export_command(const std::vector<std::string>& args);
+extern const char* const kExportHelp;
 
 }  // namespace nestsim::app

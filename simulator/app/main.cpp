@@ -25,6 +25,8 @@ const char* const kHelp =
     "  pairs SCENE.csv   find all intersecting pairs of nested hollow spheres (HSX)\n"
     "  analyze OUT.h5    counts by location, events, mean squared displacement and\n"
     "                    contacts of a trajectory; --csv DIR, --plot DIR\n"
+    "  view OUT.h5       show a trajectory in 3D in the browser (a page on localhost)\n"
+    "  export OUT.h5     write a trajectory as extended XYZ (OVITO, VMD): --format xyz\n"
     "\n"
     "options:\n"
     "  -h, --help        this text; `nestsim <command> --help` documents a command\n"
@@ -58,6 +60,8 @@ int main(int argc, char** argv) {
     if (command == "pairs") return nestsim::app::pairs_command(args);
     if (command == "analyze") return nestsim::app::analyze_command(args);
     if (command == "run") return nestsim::app::run_command(args);
+    if (command == "view") return nestsim::app::view_command(args);
+    if (command == "export") return nestsim::app::export_command(args);
     std::cerr << "nestsim: unknown command '" << command << "'\n\n" << kHelp;
     return 2;
   } catch (const std::exception& e) {
