@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "ensemble_analysis.h"
 #include "output_file.h"
 #include "trajectory_analysis.h"
 
@@ -21,6 +22,12 @@ namespace nestsim::app {
 
 const char* const kAnalyzeHelp =
     "usage: nestsim analyze OUT.h5 [--csv DIR] [--plot DIR]\n"
+    "       nestsim analyze ENSEMBLE_DIR [--csv DIR] [--plot DIR]\n"
+    "\n"
+    "Given the directory of `nestsim ensemble -o DIR`: per scan point, the mean over its\n"
+    "done replicas of each observable over time with the 95% confidence interval of the\n"
+    "mean (Student's t); --csv writes ensemble_means.csv and ensemble_members.csv,\n"
+    "--plot a plot per observable (tools/plot_ensemble.py).\n"
     "\n"
     "Reads a trajectory written by `nestsim run` and prints, per frame:\n"
     "  - bodies of each kind by location: outside every compartment, 'in K' (in the\n"
@@ -421,6 +428,8 @@ int analyze_command(const std::vector<std::string>& args) {
     return 2;
   }
   try {
+    if (std::filesystem::is_directory(p.trajectory))  // `nestsim ensemble -o DIR`
+      return analyze_ensemble(p.trajectory, p.csv_dir, p.plot_dir);
     const TrajectoryInfo info = read_trajectory_info(p.trajectory);
     if (info.frames == 0) throw TrajectoryError(p.trajectory + ": the trajectory holds no frame");
     const AnalysisTables tables = analyze_trajectory(info);

@@ -13,6 +13,8 @@ int analyze_command(const std::vector<std::string>& args);
 extern const char* const kAnalyzeHelp;
 int run_command(const std::vector<std::string>& args);
 extern const char* const kRunHelp;
+int ensemble_command(const std::vector<std::string>& args);
+extern const char* const kEnsembleHelp;
 int view_command(const std::vector<std::string>& args);
 extern const char* const kViewHelp;
 int export_command(const std::vector<std::string>& args);

@@ -22,6 +22,8 @@ const char* const kHelp =
     "commands:\n"
     "  run [MODEL.yaml]  run a model (default: models/default.yaml), write an H5MD\n"
     "                    trajectory\n"
+    "  ensemble MODEL    replicas and parameter scans of a model (--scan, --replicas),\n"
+    "                    in one process or under mpirun; analyze DIR summarises them\n"
     "  pairs SCENE.csv   find all intersecting pairs of nested hollow spheres (HSX)\n"
     "  analyze OUT.h5    counts by location, events, mean squared displacement and\n"
     "                    contacts of a trajectory; --csv DIR, --plot DIR\n"
@@ -60,6 +62,7 @@ int main(int argc, char** argv) {
     if (command == "pairs") return nestsim::app::pairs_command(args);
     if (command == "analyze") return nestsim::app::analyze_command(args);
     if (command == "run") return nestsim::app::run_command(args);
+    if (command == "ensemble") return nestsim::app::ensemble_command(args);
     if (command == "view") return nestsim::app::view_command(args);
     if (command == "export") return nestsim::app::export_command(args);
     std::cerr << "nestsim: unknown command '" << command << "'\n\n" << kHelp;

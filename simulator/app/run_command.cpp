@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "ensemble_spec.h"
 #include "nestsim/io/h5md.h"
 #include "nestsim/io/model.h"
 #include "nestsim/io/placement.h"
@@ -24,7 +25,7 @@ namespace nestsim::app {
 
 const char* const kRunHelp =
     "usage: nestsim run [MODEL.yaml] [-o OUT.h5] [--steps N] [--seed S]\n"
-    "                   [--collision hollow|solid] [--force]\n"
+    "                   [--set KEY=VALUE]... [--collision hollow|solid] [--force]\n"
     "       nestsim run --resume OUT.h5 --steps N\n"
     "\n"
     "Runs a model by Brownian dynamics and writes an H5MD trajectory (one frame every\n"
@@ -35,6 +36,9 @@ const char* const kRunHelp =
     "-o OUT.h5      the trajectory (default: the model's simulation.output.file)\n"
     "--steps N      total steps of the run (default: the model's simulation.steps)\n"
     "--seed S       random seed (default: the model's simulation.seed)\n"
+    "--set K=V      set the model's key K (dotted: simulation.dt, reactions.binding.rate,\n"
+    "               place.2.count) to the YAML value V before the model is validated;\n"
+    "               repeatable. Errors name the --set argument\n"
     "--collision C  the broad phase that builds the neighbour lists: hollow (HSX, nested\n"
     "               hollow spheres) or solid (SSX, bounding spheres, as other tools do);\n"
     "               the trajectory is the same, only the lists' size and cost differ\n"
@@ -93,6 +97,7 @@ struct RunArgs {
   bool has_steps = false, has_seed = false, force = false;
   uint64_t steps = 0, seed = 0;
   std::optional<sim::Collision> collision;
+  std::vector<SetArg> sets;  // --set KEY=VALUE, in order
 };
 
 class UsageError : public std::runtime_error {
@@ -132,6 +137,13 @@ RunArgs parse(const std::vector<std::string>& args) {
     else if (a == "--resume") r.resume = value();
     else if (a == "--collision") r.collision = parse_collision(a, value());
     else if (a == "--force") r.force = true;
+    else if (a == "--set") {
+      try {
+        r.sets.push_back(parse_set(a, value()));
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+      }
+    }
     else if (!a.empty() && a[0] == '-') throw UsageError("unknown option '" + a + "'");
     else if (r.model.empty()) r.model = a;
     else throw UsageError("more than one model given ('" + r.model + "', '" + a + "')");
@@ -139,6 +151,7 @@ RunArgs parse(const std::vector<std::string>& args) {
   if (!r.resume.empty()) {
     if (!r.model.empty()) throw UsageError("--resume takes the model from the trajectory");
     if (r.has_seed) throw UsageError("--resume takes the seed from the trajectory");
+    if (!r.sets.empty()) throw UsageError("--resume takes the model from the trajectory; no --set");
     if (!r.output.empty() && r.output != r.resume)
       throw UsageError("--resume appends to its own file; -o cannot name another");
     if (!r.has_steps) throw UsageError("--resume needs --steps N (the run's total steps)");
@@ -273,7 +286,7 @@ int simulate(sim::Simulation& simulation, io::H5mdWriter& writer, const sim::Set
 
 int fresh_run(const RunArgs& a) {
   const std::string model_path = a.model.empty() ? default_model() : a.model;
-  io::Model model = io::load_model(model_path);
+  io::Model model = load_model_with_sets(model_path, a.sets);
   if (a.has_steps) model.steps = a.steps;
   if (a.has_seed) model.seed = a.seed;
   // The output path before any work (placement can take a while).
