@@ -56,7 +56,29 @@ struct alignas(8 * sizeof(Real)) BodyRecord {
   Real thickness;
   uint32_t id;
   uint64_t key;  // linear cell index in its group's grid
+
+  NESTSIM_HD static BodyRecord make(const PackedBody<Real>& p, Real q, uint32_t id, uint64_t key) {
+    return BodyRecord{p, q, id, key};
+  }
 };
+
+// In double the fields fill 52 of the record's 64 bytes; the rest is named and written
+// (zero) so that the sort's whole-record copies move no uninitialised bytes
+// (compute-sanitizer's initcheck reports those).
+template <>
+struct alignas(64) BodyRecord<double> {
+  PackedBody<double> packed;
+  double thickness;
+  uint64_t key;  // linear cell index in its group's grid
+  uint32_t id;
+  uint32_t spare[3];
+
+  NESTSIM_HD static BodyRecord make(const PackedBody<double>& p, double q, uint32_t id, uint64_t key) {
+    return BodyRecord{p, q, key, id, {0u, 0u, 0u}};
+  }
+};
+static_assert(sizeof(BodyRecord<float>) == 32 && sizeof(BodyRecord<double>) == 64,
+              "a record is one 32-byte sector in float, two in double");
 
 // Bodies sorted by (group, bucket), as the pair steps read them.
 template <class Real>
@@ -150,8 +172,8 @@ struct BinGroups {
       c[a] = grid.home(grid.raw_coord(double(p[a]), a), a);
     const uint64_t lin = grid.linear(c);
     const uint32_t b = static_cast<uint32_t>(groups[g].bucket_base + grid.bucket(lin));
-    record[k] = BodyRecord<Real>{PackedBody<Real>{p[0], p[1], p[2], bodies.radius[k]},
-                                 bodies.thickness[k], bodies.id_of(k), lin};
+    record[k] = BodyRecord<Real>::make(PackedBody<Real>{p[0], p[1], p[2], bodies.radius[k]},
+                                       bodies.thickness[k], bodies.id_of(k), lin);
     bucket_of[k] = b;
     if (bucket_count) rank[k] = atomic_fetch_add(&bucket_count[b], 1u);  // else radix-sorted
   }
