@@ -42,11 +42,18 @@ def pairs(centres, radii, thickness, box=None, periodic=False, solid=False,
 
     Returns an int64 array (M, 2) of pairs i < j sorted by (i, j) (with
     count_only=True, their number). Bad arrays raise ValueError naming the body index.
+    The search's device buffers stay allocated for the next call with the same options
+    (nestsim.release_pairs_memory() frees them).
     """
     return _core.pairs(centres, radii, thickness,
                        None if box is None else [float(b) for b in box],
                        bool(periodic), bool(solid), precision, float(skin), method,
                        bool(count_only))
+
+
+def release_pairs_memory():
+    """Frees the device buffers that pairs() keeps for its next call."""
+    _core.release_pairs_memory()
 
 
 def methods():
@@ -55,4 +62,5 @@ def methods():
 
 
 __all__ = ["Frame", "InputError", "Model", "ModelError", "Simulation", "Trajectory",
-           "backend", "backend_kind", "location_names", "methods", "open", "pairs"]
+           "backend", "backend_kind", "location_names", "methods", "open", "pairs",
+           "release_pairs_memory"]

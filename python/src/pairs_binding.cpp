@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <type_traits>
@@ -94,6 +96,37 @@ SphereSet<Real> in_precision(const SphereSet<double>& scene) {
   return bodies;
 }
 
+bool same_options(const BroadphaseOptions& a, const BroadphaseOptions& b) {
+  return a.overlap == b.overlap && a.method == b.method && a.domain.dim == b.domain.dim &&
+         a.domain.periodic == b.domain.periodic && a.domain.lo == b.domain.lo &&
+         a.domain.size == b.domain.size && a.skin == b.skin &&
+         a.mapping_lazy == b.mapping_lazy && a.mapping_byte_mask == b.mapping_byte_mask &&
+         a.hsx_small_n == b.hsx_small_n && a.grid_sort == b.grid_sort &&
+         a.sort_pairs == b.sort_pairs;
+}
+
+// The finder of the last call, per precision: a search with the same options reuses
+// its device buffers (the first search on new buffers pays for their allocation, which
+// `nestsim pairs --bench` leaves out with its warm-up call). One search at a time.
+template <class Real>
+struct CachedFinder {
+  std::mutex busy;
+  std::unique_ptr<Broadphase<Real>> finder;
+};
+
+template <class Real>
+CachedFinder<Real>& cached_finder() {
+  static auto* cache = new CachedFinder<Real>();  // never destroyed: no device call at exit
+  return *cache;
+}
+
+template <class Real>
+void release_finder() {
+  CachedFinder<Real>& cache = cached_finder<Real>();
+  const std::lock_guard<std::mutex> lock(cache.busy);
+  cache.finder.reset();
+}
+
 template <class Real>
 py::object search(const SphereSet<double>& scene, const BroadphaseOptions& options,
                   bool count_only) {
@@ -107,13 +140,16 @@ py::object search(const SphereSet<double>& scene, const BroadphaseOptions& optio
   uint64_t count = 0;
   {
     py::gil_scoped_release released;
-    Broadphase<Real> finder(options);
-    finder.upload(bodies);
+    CachedFinder<Real>& cache = cached_finder<Real>();
+    const std::lock_guard<std::mutex> lock(cache.busy);
+    if (!cache.finder || !same_options(cache.finder->options(), options))
+      cache.finder = std::make_unique<Broadphase<Real>>(options);
+    cache.finder->upload(bodies);
     if (count_only) {
-      count = finder.count();
+      count = cache.finder->count();
     } else {
-      finder.find();
-      pairs = finder.pairs();
+      cache.finder->find();
+      pairs = cache.finder->pairs();
     }
   }
   if (count_only) return py::int_(count);
@@ -166,6 +202,10 @@ void bind_pairs(py::module_& m) {
         py::arg("precision") = "double", py::arg("skin") = 0.0, py::arg("method") = "hsx",
         py::arg("count_only") = false);
   m.def("methods", &method_names);
+  m.def("release_pairs_memory", []() {
+    release_finder<float>();
+    release_finder<double>();
+  });
 }
 
 }  // namespace nestsim::python
