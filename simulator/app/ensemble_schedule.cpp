@@ -79,6 +79,14 @@ std::string encode(uint64_t member, const MemberOutcome& o) {
   return s.str();
 }
 
+// Waits for a request without spinning: Open MPI's blocking calls poll at full speed,
+// which takes a core from the members still running on this node.
+void wait_idle(MPI_Request& request) {
+  int done = 0;
+  while (MPI_Test(&request, &done, MPI_STATUS_IGNORE), !done)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
 bool decode(const std::string& text, uint64_t& member, MemberOutcome& o) {
   std::istringstream s(text);
   int status = 0;
@@ -87,6 +95,13 @@ bool decode(const std::string& text, uint64_t& member, MemberOutcome& o) {
   s.get();  // the tab before the message
   std::getline(s, o.message, '\0');
   return true;
+}
+
+// Every rank meets here before MPI_Finalize, sleeping while others finish members.
+void finish_idle() {
+  MPI_Request barrier;
+  MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+  wait_idle(barrier);
 }
 
 // Answers one rank's request, if one came; false when none was waiting.
@@ -142,6 +157,9 @@ void coordinate(Coordinator& c, const SlotPlan& plan, int ranks, const std::atom
     if (!busy) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   for (std::thread& t : slots) t.join();
+#if NESTSIM_HAVE_MPI
+  if (ranks > 1) finish_idle();
+#endif
 }
 
 void serve_rank0(const std::function<MemberJob(uint64_t)>& job, const SlotPlan& plan,
@@ -150,12 +168,16 @@ void serve_rank0(const std::function<MemberJob(uint64_t)>& job, const SlotPlan& 
   bind_slot(plan.threads, plan.gpus.empty() ? -1 : plan.gpus.front());
   std::string report;  // empty: the first request
   while (true) {
-    MPI_Send(report.data(), int(report.size()), MPI_CHAR, 0, kTagReport, MPI_COMM_WORLD);
+    MPI_Request sent, answered;
+    MPI_Isend(report.data(), int(report.size()), MPI_CHAR, 0, kTagReport, MPI_COMM_WORLD, &sent);
     int64_t member = -1;
-    MPI_Recv(&member, 1, MPI_INT64_T, 0, kTagAssign, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    if (member < 0) return;
+    MPI_Irecv(&member, 1, MPI_INT64_T, 0, kTagAssign, MPI_COMM_WORLD, &answered);
+    wait_idle(sent);
+    wait_idle(answered);
+    if (member < 0) break;
     report = encode(uint64_t(member), run_member(job(uint64_t(member)), stop));
   }
+  finish_idle();
 #else
   (void)job, (void)plan, (void)stop;
 #endif
