@@ -44,6 +44,7 @@
 #include "brute/brute_schedules.cuh"
 #include "common/nvtx.h"
 #include "hsx/search.cuh"
+#include "nestsim/device/exec.cuh"
 #include "nestsim/device/pair_finder.cuh"
 #include "pair_finder_state.cuh"
 

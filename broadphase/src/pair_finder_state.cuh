@@ -30,6 +30,8 @@
 #include "hsx/level_plan.cuh"
 #include "hsx/walks.cuh"
 #include "hsx/warp_tested.cuh"
+#include "nestsim/device/check.cuh"
+#include "nestsim/device/exec.cuh"
 #include "nestsim/device/pair_finder.cuh"
 #include "nestsim/device/pairwise.cuh"
 #include "nestsim/tuning.h"

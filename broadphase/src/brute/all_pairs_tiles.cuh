@@ -5,6 +5,7 @@
 
 #include "common/bodies.cuh"
 #include "common/pair_sink.cuh"
+#include "nestsim/device/check.cuh"
 #include "nestsim/pair_mapping.h"
 
 namespace nestsim::detail {

@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "common/bodies.cuh"
+#include "common/buffers.cuh"
 #include "nestsim/broadphase.h"
 #include "nestsim/device/check.cuh"
 

@@ -23,6 +23,8 @@
 #include "common/loops.cuh"
 #include "common/side_stream.cuh"
 #include "nestsim/broadphase.h"
+#include "nestsim/device/check.cuh"
+#include "nestsim/device/exec.cuh"
 #include "nestsim/tuning.h"
 
 namespace nestsim::detail {

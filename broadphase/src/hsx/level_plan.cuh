@@ -12,6 +12,8 @@
 #include "common/extent.cuh"
 #include "common/host_stage.cuh"
 #include "common/loops.cuh"
+#include "nestsim/device/check.cuh"
+#include "nestsim/device/exec.cuh"
 #include "nestsim/levels.h"
 
 namespace nestsim::detail {

@@ -13,6 +13,7 @@
 #include "hsx/fit_radix.h"
 #include "hsx/group_grids.h"
 #include "hsx/group_plan.h"
+#include "nestsim/device/exec.cuh"
 #include "pair_finder_state.cuh"
 
 namespace nestsim::detail {

@@ -5,6 +5,7 @@
 
 #include "common/fused_pass.cuh"
 #include "hsx/walks.cuh"
+#include "nestsim/device/check.cuh"
 #include "nestsim/tuning.h"
 
 namespace nestsim::detail {
