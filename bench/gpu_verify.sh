@@ -94,6 +94,33 @@ done | tee -a "$LOG/bitwise.txt"
   done
 } > "$LOG/bench.txt" 2>&1
 echo "bench done at $(elapsed)"
+
+# 4. Ensembles: members per second of the receptor-recycling model on one GPU (one
+# member at a time, and several side by side), on two GPUs from one process, and under
+# mpirun over two ranks where this build has MPI (GPUs 1 and 2).
+ens() {  # ens LABEL GPUS ARGS...: the time of one ensemble of 16 members, 3000 steps each
+  local label=$1 gpus=$2; shift 2
+  rm -rf "$TOP/ens"
+  local t0; t0=$(date +%s.%N)
+  CUDA_VISIBLE_DEVICES=$gpus timeout 120 "$@" > "$LOG/ens_$label.log" 2>&1
+  local rc=$?
+  awk -v a="$t0" -v b="$(date +%s.%N)" -v l="$label" -v rc=$rc \
+    'BEGIN { printf "ensemble %s: rc=%d, %.1f s, %.2f members/s\n", l, rc, b - a, 16 / (b - a) }'
+
+}
+E="$N/nestsim ensemble models/receptor_recycling.yaml -o $TOP/ens --replicas 16 --steps 3000"
+if [ "$(left)" -gt 90 ]; then
+  {
+    ens one_gpu_jobs1 "$(gpu 1)" $E --jobs 1
+    ens one_gpu_jobs4 "$(gpu 1)" $E --jobs 4
+    ens two_gpus "$(gpu 1),$(gpu 2)" $E --jobs 2
+    if command -v mpirun > /dev/null && grep -q "NESTSIM_HAVE_MPI:.*=ON\|NESTSIM_HAVE_MPI.*1" build/cuda/CMakeCache.txt 2>/dev/null; then
+      ens mpirun_two_gpus "$(gpu 1),$(gpu 2)" mpirun --allow-run-as-root --oversubscribe -n 2 $E
+    else
+      echo "ensemble under mpirun: not measured (no MPI in this build or no mpirun)"
+    fi
+  } 2>&1 | tee "$LOG/ensemble.txt"
+fi
 wait
 echo "== ctest"; grep -E "tests passed|tests failed|Failed|\*\*\*|Timeout|ctest rc" "$LOG/ctest.log" | head -20
 echo "== sanitize"; cat "$LOG/sanitize.txt"
