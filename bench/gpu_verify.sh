@@ -114,7 +114,7 @@ if [ "$(left)" -gt 90 ]; then
     ens one_gpu_jobs1 "$(gpu 1)" $E --jobs 1
     ens one_gpu_jobs4 "$(gpu 1)" $E --jobs 4
     ens two_gpus "$(gpu 1),$(gpu 2)" $E --jobs 2
-    if command -v mpirun > /dev/null && grep -q "NESTSIM_HAVE_MPI:.*=ON\|NESTSIM_HAVE_MPI.*1" build/cuda/CMakeCache.txt 2>/dev/null; then
+    if command -v mpirun > /dev/null && ldd "$N/nestsim" | grep -q libmpi; then
       ens mpirun_two_gpus "$(gpu 1),$(gpu 2)" mpirun --allow-run-as-root --oversubscribe -n 2 $E
     else
       echo "ensemble under mpirun: not measured (no MPI in this build or no mpirun)"
