@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -169,6 +170,43 @@ std::string describe_point(const EnsembleSpec& spec, uint64_t member) {
   return s.empty() ? "-" : s;
 }
 
+// Records members in ensemble.h5 as they end. One that cannot be recorded now (a reader
+// holds the file open, HDF5's lock) waits and is tried again with the next and at the
+// end, so that the coordinator never stalls the ranks for long.
+class Recorder {
+ public:
+  Recorder(const std::string& dir, const EnsembleSpec& spec) : dir_(dir), spec_(spec) {}
+  void add(uint64_t member, const MemberOutcome& outcome) {
+    waiting_.push_back({member, outcome});
+    flush();
+  }
+  bool flush() {
+    std::size_t k = 0;
+    for (; k < waiting_.size(); ++k) try {
+        record_member(dir_, spec_, waiting_[k].first, waiting_[k].second);
+      } catch (const std::exception& e) {
+        error_ = e.what();
+        break;  // the rest would wait on the same lock: the next flush tries them
+      }
+    waiting_.erase(waiting_.begin(), waiting_.begin() + long(k));
+    return waiting_.empty();
+  }
+  void finish() {
+    for (int attempt = 0; attempt < 30 && !flush(); ++attempt)
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    for (const auto& w : waiting_)
+      std::fprintf(stderr, "nestsim ensemble: member %llu not recorded in %s (%s); the same "
+                   "command records it\n", static_cast<unsigned long long>(w.first),
+                   index_file(dir_).c_str(), error_.c_str());
+  }
+
+ private:
+  std::string dir_;
+  const EnsembleSpec& spec_;
+  std::vector<std::pair<uint64_t, MemberOutcome>> waiting_;
+  std::string error_;
+};
+
 }  // namespace
 
 int ensemble_main(const EnsembleArgs& a, int rank, int ranks);
@@ -253,15 +291,11 @@ int ensemble_main(const EnsembleArgs& a, int rank, int ranks) {
               static_cast<unsigned long long>(spec.replicas), pending.size(), a.dir.c_str());
   std::fflush(stdout);
   uint64_t failed = 0, stopped = 0;
+  Recorder recorder(a.dir, spec);
   Coordinator c{pending, job, [&](uint64_t m, const MemberOutcome& o, int by) {
     if (o.status == MemberStatus::failed) ++failed;
     if (o.status == MemberStatus::stopped) ++stopped;
-    try {
-      record_member(a.dir, spec, m, o);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "nestsim ensemble: member %llu not recorded in %s: %s\n",
-                   static_cast<unsigned long long>(m), index_file(a.dir).c_str(), e.what());
-    }
+    recorder.add(m, o);
     std::printf("member %llu %s (rank %d, %.2f s; %s): %s\n  %s\n",
                 static_cast<unsigned long long>(m), status_name(o.status), by, o.wall,
                 describe_point(spec, m).c_str(), o.message.c_str(),
@@ -269,6 +303,7 @@ int ensemble_main(const EnsembleArgs& a, int rank, int ranks) {
     std::fflush(stdout);
   }};
   coordinate(c, plan, ranks, g_ensemble_stop);
+  recorder.finish();
   if (const int s = g_ensemble_stop.load(); s != 0 || stopped > 0) {
     std::fprintf(stderr, "nestsim ensemble: stopped; the same command resumes the ensemble\n");
     return s != 0 ? 128 + s : 1;

@@ -47,7 +47,8 @@ void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t
   Hid space(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose, name);
   Hid d(H5Dcreate2(loc, name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
         H5Dclose, "create " + name);
-  check(H5Dwrite(d.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "write " + name);
+  if (count_of(dims) > 0)
+    check(H5Dwrite(d.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "write " + name);
 }
 
 Hid open_attr_space(hid_t obj, const std::string& name, Hid& attr) {
@@ -61,7 +62,7 @@ void write_attr_raw(hid_t obj, const std::string& name, hid_t type, hsize_t n, b
   Hid space(scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr), H5Sclose, name);
   Hid a(H5Acreate2(obj, name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
         "attribute " + name);
-  check(H5Awrite(a.get(), type, data), "write attribute " + name);
+  if (scalar || n > 0) check(H5Awrite(a.get(), type, data), "write attribute " + name);
 }
 
 }  // namespace

@@ -95,8 +95,11 @@ void prepare_index(const std::string& dir, const EnsembleSpec& spec, const io::M
       const h5::Hid f = h5::open_file(path, false);
       stored = h5::read_string_attr(f.get(), "definition");
     } catch (const std::exception& e) {
+      // Not replaced here: it may be only locked by a reader, or hold another ensemble.
       throw std::invalid_argument(path + " cannot be read (" + e.what() +
-                                  "); remove it to run the ensemble again");
+                                  "). If no one is reading it, it was cut off while being "
+                                  "written: remove it and run the command again; members "
+                                  "whose trajectories are complete are found so, not rerun");
     }
     if (stored != definition)
       throw std::invalid_argument(dir + " holds another ensemble (model, --set, --scan, "
@@ -149,7 +152,7 @@ void record_member(const std::string& dir, const EnsembleSpec& spec, uint64_t me
     } catch (const std::exception&) {
       // killed before its first frame: only the outcome is recorded
     }
-  const h5::Hid f = h5::open_file(index_file(dir), true);
+  const h5::Hid f = h5::open_file(index_file(dir), true, 2);
   const std::string g = member_group(member, M);
   if (h5::exists(f.get(), g)) h5::remove_link(f.get(), g);
   const h5::Hid group = h5::create_group(f.get(), g);

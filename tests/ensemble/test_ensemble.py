@@ -13,6 +13,7 @@ usage: test_ensemble.py NESTSIM SOURCE_DIR [TEST...]
   killed_rank   kill -9 of rank 1 in the middle of a member; the same command again
                 completes the ensemble, the killed member resumed from its last frame,
                 every trajectory bitwise that of the member run alone
+  reader        ensemble.h5 read while the ensemble runs; every member recorded
   decay         A -> 0 at rate k, 200 bodies, 24 replicas, two base seeds: at every
                 frame the ensemble mean count is within 4 standard errors of
                 N0 exp(-k t) (each body survives independently: binomial variance)
@@ -230,7 +231,35 @@ def test_decay(tmp):
         print(f"decay seed {seed}: max |z| = {np.abs(z).max():.2f} over {len(z)} frames")
 
 
-TESTS = {"set_flag": test_set_flag, "mpi_scan": test_mpi_scan, "killed_rank": test_killed_rank,
+def test_reader(tmp):
+    """ensemble.h5 read while the ensemble runs, held open for a while (HDF5's lock makes
+    rank 0 wait): every member is recorded in the end. No --set or --scan here."""
+    d = os.path.join(tmp, "read")
+    job = subprocess.Popen([NESTSIM, "ensemble", DECAY, "-o", d, "--replicas", "30",
+                            "--threads", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, env=dict(ENV, HDF5_USE_FILE_LOCKING="TRUE"))
+    index, seen = os.path.join(d, "ensemble.h5"), None
+    deadline = time.time() + 120
+    while seen is None and time.time() < deadline and job.poll() is None:
+        try:
+            with h5py.File(index, "r", locking=True) as f:
+                if len(f["members"]) > 0:
+                    seen = len(f["members"])
+                    time.sleep(3)  # hold the file while members end
+        except (OSError, KeyError):
+            time.sleep(0.05)
+    out, err = job.communicate(timeout=300)
+    check(job.returncode == 0, f"exit {job.returncode}\n{out}\n{err}")
+    check(seen is not None and seen < 30, "the index could not be read while members ran")
+    check("not recorded" not in err, err)
+    m = members(d)
+    check(sorted(m) == list(range(30)) and all(m[i]["status"] == "done" for i in m),
+          f"recorded: {sorted(m)}")
+    check(all(len(m[i]["parameters"]) == 0 for i in m), "parameters of a plain replica")
+    print(f"reader: ok (read {seen} members while running)")
+
+
+TESTS = {"reader": test_reader, "set_flag": test_set_flag, "mpi_scan": test_mpi_scan, "killed_rank": test_killed_rank,
          "decay": test_decay}
 
 if __name__ == "__main__":
