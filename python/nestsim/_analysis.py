@@ -19,16 +19,17 @@ class Frame:
     """One state of a run, as numpy arrays over its bodies (or every slot).
 
     position (N, 3), image (N, 3) periodic images (unwrapped = position + image * box),
-    id (N,) body ids, kind (N,) kind indices, kind_name (N,) kind names, radius (N,),
-    thickness (N,), parent (N,) and membrane (N,) body ids (-1: none), step, time,
-    reaction_events (per rule, since step 0), next_id. With slots=True empty slots are
-    kept (id -1); by default only the bodies present are.
+    id (N,) body ids, kind (N,) kind indices into kind_names (the model's kinds), kinds
+    (N,) kind names, radius (N,), thickness (N,), parent (N,) and membrane (N,) body
+    ids (-1: none), step, time, reaction_events (per rule, since step 0), next_id; the
+    plurals positions, ids and radii name the same arrays. With slots=True empty slots
+    are kept (id -1, kind name ""); by default only the bodies present are.
     """
 
     _fields = ("position", "image", "id", "kind", "radius", "thickness", "parent", "membrane")
 
     def __init__(self, raw, kinds, slots=False):
-        self.kinds = list(kinds)
+        self.kind_names = list(kinds)
         self.step = int(raw["step"])
         self.time = float(raw["time"])
         self.next_id = int(raw["next_id"])
@@ -40,9 +41,14 @@ class Frame:
             setattr(self, name, value if keep is None else value[keep])
 
     @property
-    def kind_name(self):
-        names = np.array(self.kinds + [""], dtype=object)
-        return names[np.where(self.id >= 0, self.kind, len(self.kinds))]
+    def kinds(self):
+        names = np.array(self.kind_names + [""], dtype=object)
+        return names[np.where(self.id >= 0, self.kind, len(self.kind_names))]
+
+    kind_name = kinds
+    positions = property(lambda self: self.position)
+    ids = property(lambda self: self.id)
+    radii = property(lambda self: self.radius)
 
     def __len__(self):
         return int(np.count_nonzero(self.id >= 0))
@@ -77,16 +83,16 @@ class Frame:
     def count_table(self):
         """Bodies by kind and location: an int array (kinds, locations)."""
         live = self.id >= 0
-        n_loc = 1 + 2 * len(self.kinds)
+        n_loc = 1 + 2 * len(self.kind_names)
         flat = self.kind[live].astype(np.int64) * n_loc + self.locations()[live]
-        return np.bincount(flat, minlength=len(self.kinds) * n_loc).reshape(
-            len(self.kinds), n_loc)
+        return np.bincount(flat, minlength=len(self.kind_names) * n_loc).reshape(
+            len(self.kind_names), n_loc)
 
     def counts(self):
         """Bodies by kind and location: {kind: {location: count}} (locations present)."""
-        table, names = self.count_table(), location_names(self.kinds)
+        table, names = self.count_table(), location_names(self.kind_names)
         return {k: {names[l]: int(table[i, l]) for l in range(len(names)) if table[i, l]}
-                for i, k in enumerate(self.kinds)}
+                for i, k in enumerate(self.kind_names)}
 
 
 def msd(frames, kinds, box, periodic, dim=3):

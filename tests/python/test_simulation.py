@@ -76,7 +76,9 @@ def test_frame_counts_events_agree_with_the_written_observables(tmp_path, small_
     assert sim.step == 200 and sim.time == pytest.approx(200 * 0.002)
     assert f.position.shape == (len(f), 3) and f.position.dtype == np.float64
     assert np.all(f.id >= 0) and len(np.unique(f.id)) == len(f)
-    assert set(f.kind_name) <= set(sim.kinds)
+    assert set(f.kinds) <= set(sim.kinds) and f.kind_names == sim.kinds
+    assert f.positions is f.position and f.ids is f.id and f.radii is f.radius
+    assert [sim.kinds[k] for k in f.kind] == list(f.kinds)
     slots = sim.frame(slots=True)
     assert len(slots.id) > len(f.id) and np.count_nonzero(slots.id >= 0) == len(f)
     events, counts = sim.events(), sim.counts()
