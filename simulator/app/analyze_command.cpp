@@ -15,10 +15,20 @@
 
 #include "commands.h"
 #include "ensemble_analysis.h"
+#include "nestsim/analysis/trajectory_analysis.h"
 #include "output_file.h"
-#include "trajectory_analysis.h"
 
 namespace nestsim::app {
+
+using analysis::analyze_trajectory;
+using analysis::AnalysisTables;
+using analysis::FrameContacts;
+using analysis::ObservableSeries;
+using analysis::TrajectoryError;
+using analysis::location_count;
+using analysis::location_name;
+using analysis::read_trajectory_info;
+using analysis::TrajectoryInfo;
 
 const char* const kAnalyzeHelp =
     "usage: nestsim analyze OUT.h5 [--csv DIR] [--plot DIR]\n"
@@ -184,14 +194,14 @@ std::vector<std::string> stamp(const AnalysisTables& t, std::size_t f) {
   return {std::to_string(f), std::to_string(t.frames[f].step), number(t.frames[f].time)};
 }
 
-void print_tables(const TrajectoryInfo& info, const AnalysisTables& t, std::ostream& out) {
-  const std::string time_header = "time (" + info.time_unit + ")";
-  const std::vector<std::size_t> rows = shown_frames(t.frames.size());
-  const std::string shown = rows.size() < t.frames.size()
-                                ? " (" + std::to_string(rows.size()) + " of " +
-                                      std::to_string(t.frames.size()) + " frames)"
-                                : "";
+// What a table shows of the frames: the rows, and their note (" (21 of 120 frames)").
+struct Shown {
+  std::vector<std::size_t> rows;
+  std::string note;
+  std::string time_header;
+};
 
+void print_header(const TrajectoryInfo& info, const AnalysisTables& t, std::ostream& out) {
   out << info.path << ": " << t.frames.size() << " frames, steps " << t.frames.front().step
       << " to " << t.frames.back().step << ", time " << number(t.frames.front().time) << " to "
       << number(t.frames.back().time) << " " << info.time_unit << "; box " << number(info.box[0])
@@ -202,7 +212,13 @@ void print_tables(const TrajectoryInfo& info, const AnalysisTables& t, std::ostr
   for (std::size_t k = 0; k < info.kinds.size(); ++k)
     out << (k ? ", " : " ") << info.kinds[k] << (info.compartment[k] ? " (compartment)" : "");
   out << "\n\n";
+}
 
+void print_counts(const TrajectoryInfo& info, const AnalysisTables& t, const Shown& v,
+                  std::ostream& out) {
+  const std::vector<std::size_t>& rows = v.rows;
+  const std::string& shown = v.note;
+  const std::string& time_header = v.time_header;
   const auto pairs = occupied(info, t);
   out << "Bodies by kind and location ('in K': in the lumen of a K, 'on K': in its "
          "membrane)"
@@ -217,7 +233,9 @@ void print_tables(const TrajectoryInfo& info, const AnalysisTables& t, std::ostr
     counts.add(row);
   }
   counts.print(out);
+}
 
+void print_events(const AnalysisTables& t, std::ostream& out) {
   out << "\nReaction and compartment events (totals since step 0)\n";
   bool any_events = false;
   for (const auto& s : t.observables) {
@@ -246,11 +264,17 @@ void print_tables(const TrajectoryInfo& info, const AnalysisTables& t, std::ostr
           << number(s.values.back()[c], 12);
     out << "\n";
   }
+}
 
+void print_msd(const TrajectoryInfo& info, const AnalysisTables& t, const Shown& v,
+               std::ostream& out) {
+  const std::vector<std::size_t>& rows = v.rows;
+  const std::string& shown = v.note;
+  const std::string& time_header = v.time_header;
   const auto kinds = tracked_kinds(t);
   out << "\nMean squared displacement from frame 0 (" << info.length_unit
       << "^2) of the bodies present since frame 0" << shown << "\n";
-  header = {"frame", "step", time_header};
+  std::vector<std::string> header = {"frame", "step", time_header};
   for (std::size_t k : kinds) header.push_back(info.kinds[k]);
   TextTable msd(header);
   for (std::size_t f : rows) {
@@ -271,7 +295,13 @@ void print_tables(const TrajectoryInfo& info, const AnalysisTables& t, std::ostr
           << " bodies)\n";
     }
   }
+}
 
+void print_contacts(const TrajectoryInfo& info, const AnalysisTables& t, const Shown& v,
+                    std::ostream& out) {
+  const std::vector<std::size_t>& rows = v.rows;
+  const std::string& shown = v.note;
+  const std::string& time_header = v.time_header;
   out << "\nContacts: HSX (hollow spheres) against SSX (solid spheres; also counts bodies "
          "inside a lumen)"
       << shown << "\n";
@@ -296,6 +326,20 @@ void print_tables(const TrajectoryInfo& info, const AnalysisTables& t, std::ostr
     contacts.add(row);
   }
   contacts.print(out);
+}
+
+void print_tables(const TrajectoryInfo& info, const AnalysisTables& t, std::ostream& out) {
+  Shown v;
+  v.time_header = "time (" + info.time_unit + ")";
+  v.rows = shown_frames(t.frames.size());
+  v.note = v.rows.size() < t.frames.size() ? " (" + std::to_string(v.rows.size()) + " of " +
+                                                 std::to_string(t.frames.size()) + " frames)"
+                                           : "";
+  print_header(info, t, out);
+  print_counts(info, t, v, out);
+  print_events(t, out);
+  print_msd(info, t, v, out);
+  print_contacts(info, t, v, out);
 }
 
 // CSV fields: quoted when they hold a comma or a quote.

@@ -18,6 +18,7 @@
 #include "nestsim/io/h5md.h"
 #include "nestsim/io/model.h"
 #include "nestsim/io/placement.h"
+#include "nestsim/io/resume.h"
 #include "nestsim/sim/simulation.h"
 #include "nestsim/version.h"
 
@@ -322,41 +323,9 @@ int fresh_run(const RunArgs& a) {
 }
 
 int resumed_run(const RunArgs& a) {
-  const io::Checkpoint c = io::read_last_frame(a.resume);
-  io::Model model = io::parse_model(c.model_text, c.model_path);
-  model.seed = c.seed;
-  model.steps = a.steps;
-  if (a.steps <= c.frame.step) {
-    std::fprintf(stderr, "nestsim run: %s already holds step %llu; --steps must be larger\n",
-                 a.resume.c_str(), static_cast<unsigned long long>(c.frame.step));
-    return 2;
-  }
-  // The engine is built from the model's own initial state, then continues from the
-  // trajectory's last frame (restore() replaces every slot).
-  sim::Setup setup = io::make_setup(model);
-  // The broad phase the file was written with (files from before it was stored: the
-  // model's, or the flag's).
-  if (!c.collision.empty()) {
-    if (c.collision != "hollow" && c.collision != "solid")
-      throw io::InputError(a.resume, 0,
-                           "/parameters/collision is '" + c.collision + "', not hollow or solid");
-    const sim::Collision stored =
-        c.collision == "solid" ? sim::Collision::solid : sim::Collision::hollow;
-    if (a.collision && *a.collision != stored)
-      throw UsageError("--collision " + std::string(collision_name(*a.collision)) + ": " +
-                       a.resume + " was written with --collision " + c.collision +
-                       "; --resume continues with it");
-    setup.collision = stored;
-  } else if (a.collision) {
-    setup.collision = *a.collision;
-  }
-  std::vector<std::string> rules;
-  for (const auto& r : setup.reactions) rules.push_back(r.name);
-  if (rules != c.reaction_names)  // a file written before the counts were stored
-    throw io::InputError(a.resume, 0,
-                         "its reaction counts (/parameters/reaction_names) do not match the "
-                         "model's reaction rules (written by nestsim " +
-                             c.version + "?); it cannot be resumed, run the model again");
+  const io::Resumption r = io::prepare_resume(a.resume, a.steps, a.collision);
+  const io::Checkpoint& c = r.checkpoint;
+  const sim::Setup& setup = r.setup;
   sim::Simulation simulation(setup);
   simulation.restore(c.frame);
   io::H5mdWriter writer = io::H5mdWriter::append(a.resume);

@@ -1,5 +1,5 @@
 // `nestsim analyze`: the tables, computed in one pass over a trajectory's frames.
-#include "trajectory_analysis.h"
+#include "nestsim/analysis/trajectory_analysis.h"
 
 #include <hdf5.h>
 
@@ -12,7 +12,7 @@
 #include "nestsim/io/h5md.h"
 #include "nestsim/io/scene_csv.h"  // InputError
 
-namespace nestsim::app {
+namespace nestsim::analysis {
 
 namespace {
 
@@ -232,92 +232,97 @@ TrajectoryInfo read_trajectory_info(const std::string& path) {
   return info;
 }
 
-AnalysisTables analyze_trajectory(const TrajectoryInfo& info) {
-  AnalysisTables t;
-  const std::size_t K = info.kinds.size(), L = location_count(K);
+namespace {
 
-  BroadphaseOptions hollow, solid;
-  hollow.overlap = Overlap::hollow;
-  solid.overlap = Overlap::solid;
-  hollow.domain.dim = info.dim;
-  hollow.domain.periodic = info.periodic;
-  for (int a = 0; a < 3; ++a) hollow.domain.size[a] = info.box[a];
-  solid.domain = hollow.domain;
-  Broadphase<double> hsx(hollow), ssx(solid);
+// One pass over the frames: counts by location, the bodies of frame 0 followed for the
+// mean squared displacement, and the contacts by HSX and SSX.
+class FramePass {
+ public:
+  explicit FramePass(const TrajectoryInfo& info)
+      : info_(info), K_(info.kinds.size()), hsx_(options(info, Overlap::hollow)),
+        ssx_(options(info, Overlap::solid)) {}
 
+  void add(uint64_t index, const sim::Frame& fr, AnalysisTables& t) {
+    t.frames.push_back({fr.step, fr.time});
+    kind_of_.clear();
+    for (std::size_t s = 0; s < fr.id.size(); ++s)
+      if (fr.id[s] >= 0) kind_of_[fr.id[s]] = fr.kind[s];
+    std::vector<std::vector<int64_t>> counts(K_, std::vector<int64_t>(location_count(K_), 0));
+    SphereSet<double> bodies;
+    for (std::size_t s = 0; s < fr.id.size(); ++s) {
+      if (fr.id[s] < 0) continue;
+      if (fr.kind[s] < 0 || std::size_t(fr.kind[s]) >= K_)
+        throw TrajectoryError(info_.path + ": frame " + std::to_string(index) + ", slot " +
+                              std::to_string(s) + ": kind " + std::to_string(fr.kind[s]) +
+                              " is not in /parameters/species_names");
+      std::size_t location = 0;
+      if (fr.membrane[s] >= 0)
+        location = 2 + 2 * kind_at(index, fr.membrane[s]);
+      else if (fr.parent[s] >= 0)
+        location = 1 + 2 * kind_at(index, fr.parent[s]);
+      ++counts[std::size_t(fr.kind[s])][location];
+      std::array<double, 3> p = fr.position[s];
+      if (info_.periodic)
+        for (int a = 0; a < info_.dim; ++a) p[a] = wrap(p[a], info_.box[a]);
+      bodies.push_back(p[0], p[1], p[2], fr.radius[s], std::min(fr.thickness[s], fr.radius[s]));
+      follow(index, fr, s);
+    }
+    t.counts.push_back(std::move(counts));
+    add_msd(index, t);
+    add_contacts(fr, bodies, t);
+  }
+
+ private:
   struct Track {
     int32_t kind;
     std::array<double, 3> origin, unwrapped, last;
     uint64_t seen;  // the last frame it was present in
   };
-  std::unordered_map<int64_t, Track> tracks;
-  std::unordered_map<int64_t, int32_t> kind_of;
 
-  for (uint64_t index = 0; index < info.frames; ++index) {
-    sim::Frame fr;
-    try {
-      fr = io::read_frame(info.path, index);
-    } catch (const io::InputError& e) {
-      rethrow_input_error(info.path, e);
+  static BroadphaseOptions options(const TrajectoryInfo& info, Overlap overlap) {
+    BroadphaseOptions o;
+    o.overlap = overlap;
+    o.domain.dim = info.dim;
+    o.domain.periodic = info.periodic;
+    for (int a = 0; a < 3; ++a) o.domain.size[a] = info.box[a];
+    return o;
+  }
+
+  std::size_t kind_at(uint64_t index, int64_t id) const {
+    const auto it = kind_of_.find(id);
+    if (it == kind_of_.end() || it->second < 0 || std::size_t(it->second) >= K_)
+      throw TrajectoryError(info_.path + ": frame " + std::to_string(index) + " names body " +
+                            std::to_string(id) + " as a container but does not hold it");
+    return std::size_t(it->second);
+  }
+
+  // Mean squared displacement: follow the bodies of frame 0 (unwrapped by minimum images
+  // between consecutive frames).
+  void follow(uint64_t index, const sim::Frame& fr, std::size_t s) {
+    if (index == 0) {
+      tracks_[fr.id[s]] = {fr.kind[s], fr.position[s], fr.position[s], fr.position[s], 0};
+      return;
     }
-    t.frames.push_back({fr.step, fr.time});
-
-    kind_of.clear();
-    for (std::size_t s = 0; s < fr.id.size(); ++s)
-      if (fr.id[s] >= 0) kind_of[fr.id[s]] = fr.kind[s];
-    auto kind_at = [&](int64_t id) -> std::size_t {
-      const auto it = kind_of.find(id);
-      if (it == kind_of.end() || it->second < 0 || std::size_t(it->second) >= K)
-        throw TrajectoryError(info.path + ": frame " + std::to_string(index) + " names body " +
-                              std::to_string(id) + " as a container but does not hold it");
-      return std::size_t(it->second);
-    };
-
-    std::vector<std::vector<int64_t>> counts(K, std::vector<int64_t>(L, 0));
-    SphereSet<double> bodies;
-    for (std::size_t s = 0; s < fr.id.size(); ++s) {
-      if (fr.id[s] < 0) continue;
-      if (fr.kind[s] < 0 || std::size_t(fr.kind[s]) >= K)
-        throw TrajectoryError(info.path + ": frame " + std::to_string(index) + ", slot " +
-                              std::to_string(s) + ": kind " + std::to_string(fr.kind[s]) +
-                              " is not in /parameters/species_names");
-      std::size_t location = 0;
-      if (fr.membrane[s] >= 0)
-        location = 2 + 2 * kind_at(fr.membrane[s]);
-      else if (fr.parent[s] >= 0)
-        location = 1 + 2 * kind_at(fr.parent[s]);
-      ++counts[std::size_t(fr.kind[s])][location];
-
-      std::array<double, 3> p = fr.position[s];
-      if (info.periodic)
-        for (int a = 0; a < info.dim; ++a) p[a] = wrap(p[a], info.box[a]);
-      bodies.push_back(p[0], p[1], p[2], fr.radius[s], std::min(fr.thickness[s], fr.radius[s]));
-
-      // Mean squared displacement: follow the bodies of frame 0.
-      if (index == 0) {
-        tracks[fr.id[s]] = {fr.kind[s], fr.position[s], fr.position[s], fr.position[s], 0};
-        continue;
-      }
-      const auto it = tracks.find(fr.id[s]);
-      if (it == tracks.end() || it->second.kind != fr.kind[s] || it->second.seen + 1 != index)
-        continue;
-      Track& track = it->second;
-      for (int a = 0; a < info.dim; ++a) {
-        double step = fr.position[s][a] - track.last[a];
-        if (info.periodic) step -= info.box[a] * std::round(step / info.box[a]);
-        track.unwrapped[a] += step;
-      }
-      track.last = fr.position[s];
-      track.seen = index;
+    const auto it = tracks_.find(fr.id[s]);
+    if (it == tracks_.end() || it->second.kind != fr.kind[s] || it->second.seen + 1 != index)
+      return;
+    Track& track = it->second;
+    for (int a = 0; a < info_.dim; ++a) {
+      double step = fr.position[s][a] - track.last[a];
+      if (info_.periodic) step -= info_.box[a] * std::round(step / info_.box[a]);
+      track.unwrapped[a] += step;
     }
-    t.counts.push_back(std::move(counts));
+    track.last = fr.position[s];
+    track.seen = index;
+  }
 
-    std::vector<double> msd(K, 0);
-    std::vector<int64_t> tracked(K, 0);
-    for (auto it = tracks.begin(); it != tracks.end();) {
+  void add_msd(uint64_t index, AnalysisTables& t) {
+    std::vector<double> msd(K_, 0);
+    std::vector<int64_t> tracked(K_, 0);
+    for (auto it = tracks_.begin(); it != tracks_.end();) {
       const Track& track = it->second;
       if (track.seen != index) {  // gone, or changed kind: never counted again
-        it = tracks.erase(it);
+        it = tracks_.erase(it);
         continue;
       }
       double d2 = 0;
@@ -326,29 +331,39 @@ AnalysisTables analyze_trajectory(const TrajectoryInfo& info) {
       ++tracked[std::size_t(track.kind)];
       ++it;
     }
-    for (std::size_t k = 0; k < K; ++k)
+    for (std::size_t k = 0; k < K_; ++k)
       if (tracked[k] > 0) msd[k] /= double(tracked[k]);
     t.msd.push_back(std::move(msd));
     t.tracked.push_back(std::move(tracked));
+  }
 
+  void add_contacts(const sim::Frame& fr, const SphereSet<double>& bodies, AnalysisTables& t) {
     FrameContacts c;
     c.bodies = int64_t(bodies.size());
     c.lists = fr.broadphase_pairs;
     if (bodies.size() >= 2) {
-      hsx.upload(bodies);
-      ssx.upload(bodies);
-      c.hollow = int64_t(hsx.count());
-      c.solid = int64_t(ssx.count());
+      hsx_.upload(bodies);
+      ssx_.upload(bodies);
+      c.hollow = int64_t(hsx_.count());
+      c.solid = int64_t(ssx_.count());
     }
     t.contacts.push_back(c);
   }
 
+  const TrajectoryInfo& info_;
+  const std::size_t K_;
+  Broadphase<double> hsx_, ssx_;
+  std::unordered_map<int64_t, Track> tracks_;
+  std::unordered_map<int64_t, int32_t> kind_of_;
+};
+
+// The series under /observables, and each rule's events per frame from them.
+void read_observables(const TrajectoryInfo& info, AnalysisTables& t) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   const Hid file(H5Fopen(info.path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!file.ok()) not_trajectory(info.path, "cannot open it as HDF5");
   const Hid observables(H5Gopen2(file.get(), "/observables", H5P_DEFAULT), H5Gclose);
   if (observables.ok()) collect_observables(observables.get(), "", info.frames, t.observables);
-
   t.reaction_events.assign(t.frames.size(), std::vector<int64_t>(info.reactions.size(), 0));
   for (std::size_t r = 0; r < info.reactions.size(); ++r) {
     const auto s = std::find_if(t.observables.begin(), t.observables.end(), [&](const auto& o) {
@@ -359,7 +374,24 @@ AnalysisTables analyze_trajectory(const TrajectoryInfo& info) {
     for (std::size_t f = 0; f < s->values.size() && f < t.frames.size(); ++f)
       t.reaction_events[f][r] = int64_t(s->values[f][0]);
   }
+}
+
+}  // namespace
+
+AnalysisTables analyze_trajectory(const TrajectoryInfo& info) {
+  AnalysisTables t;
+  FramePass pass(info);
+  for (uint64_t index = 0; index < info.frames; ++index) {
+    sim::Frame fr;
+    try {
+      fr = io::read_frame(info.path, index);
+    } catch (const io::InputError& e) {
+      rethrow_input_error(info.path, e);
+    }
+    pass.add(index, fr, t);
+  }
+  read_observables(info, t);
   return t;
 }
 
-}  // namespace nestsim::app
+}  // namespace nestsim::analysis

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace nestsim::app {
+namespace nestsim::analysis {
 
 // The file cannot be analysed: missing, not HDF5, not a nestsim trajectory, no frame.
 // what() is the whole message, "PATH: not a nestsim trajectory (why)".
@@ -85,4 +85,4 @@ struct AnalysisTables {
 // that cannot be read, std::runtime_error for other failures.
 AnalysisTables analyze_trajectory(const TrajectoryInfo& info);
 
-}  // namespace nestsim::app
+}  // namespace nestsim::analysis

@@ -1,0 +1,62 @@
+#include "nestsim/io/resume.h"
+
+#include <stdexcept>
+#include <vector>
+
+#include "nestsim/io/model.h"
+#include "nestsim/io/placement.h"
+
+namespace nestsim::io {
+
+namespace {
+
+const char* collision_name(sim::Collision c) {
+  return c == sim::Collision::solid ? "solid" : "hollow";
+}
+
+// The broad phase the file was written with (files from before it was stored: the
+// model's, or the request's).
+void take_collision(const std::string& path, const Checkpoint& c,
+                    std::optional<sim::Collision> requested, sim::Setup& setup) {
+  if (c.collision.empty()) {
+    if (requested) setup.collision = *requested;
+    return;
+  }
+  if (c.collision != "hollow" && c.collision != "solid")
+    throw InputError(path, 0, "/parameters/collision is '" + c.collision + "', not hollow or solid");
+  const sim::Collision stored = c.collision == "solid" ? sim::Collision::solid : sim::Collision::hollow;
+  if (requested && *requested != stored)
+    throw std::invalid_argument("--collision " + std::string(collision_name(*requested)) + ": " +
+                                path + " was written with --collision " + c.collision +
+                                "; --resume continues with it");
+  setup.collision = stored;
+}
+
+}  // namespace
+
+Resumption prepare_resume(const std::string& path, uint64_t steps,
+                          std::optional<sim::Collision> collision) {
+  Resumption r;
+  r.checkpoint = read_last_frame(path);
+  const Checkpoint& c = r.checkpoint;
+  Model model = parse_model(c.model_text, c.model_path);
+  model.seed = c.seed;
+  model.steps = steps;
+  if (steps <= c.frame.step)
+    throw std::invalid_argument(path + " already holds step " + std::to_string(c.frame.step) +
+                                "; --steps must be larger");
+  // The engine is built from the model's own initial state, then continues from the
+  // trajectory's last frame (Simulation::restore replaces every slot).
+  r.setup = make_setup(model);
+  take_collision(path, c, collision, r.setup);
+  std::vector<std::string> rules;
+  for (const auto& rule : r.setup.reactions) rules.push_back(rule.name);
+  if (rules != c.reaction_names)  // a file written before the counts were stored
+    throw InputError(path, 0,
+                     "its reaction counts (/parameters/reaction_names) do not match the "
+                     "model's reaction rules (written by nestsim " +
+                         c.version + "?); it cannot be resumed, run the model again");
+  return r;
+}
+
+}  // namespace nestsim::io
