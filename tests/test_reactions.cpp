@@ -1,4 +1,4 @@
-// Reactions (simulator/src/reactions.cuh) against analytic results: exponential decay,
+// Reactions (simulator/src/reactions/) against analytic results: exponential decay,
 // the Doi rate constant (Erban and Chapman 2009), conservation (no body reacts twice in
 // one step), binding onto a membrane and transport between compartments.
 #include <doctest/doctest.h>

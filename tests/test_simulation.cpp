@@ -96,7 +96,7 @@ TEST_CASE("the trajectory does not depend on the skin (when lists are rebuilt)")
 
 TEST_CASE("long force lists (chunked sums) do not depend on the skin either") {
   // 200 proteins piled into a ball of radius 3 in a cell's lumen: each overlaps most of
-  // the others, so the force rows are far longer than one chunk (dynamics.cuh,
+  // the others, so the force rows are far longer than one chunk (force_kernels.cuh,
   // kForceChunk) and their sums are chunked. A soft repulsion lets the pile spread.
   SetupBuilder b(3, 60, Boundary::periodic, 0.005, 7);
   b.s.repulsion = 0.1;

@@ -2,7 +2,8 @@
 //
 //  equilibrium_K: A + B <-> C, forward Doi rate lambda within sigma, backward k_off with
 //    the products placed as the engine does (A at C's place, B uniform in the ball of the
-//    reverse rule's radius sigma around it; simulator/src/reactions.cuh, models/README.md).
+//    reverse rule's radius sigma around it; simulator/src/reactions/products.cuh,
+//    models/README.md).
 //    Detailed balance between "C" and "A, B at separation r < sigma" gives
 //        [C] k_off / V_sigma = lambda [A][B]  =>  K = [C] / ([A][B]) = lambda V_sigma / k_off,
 //    V_sigma = 4/3 pi sigma^3, for non-interacting bodies (repulsion 0), whatever D. In a

@@ -8,7 +8,8 @@
 //     writer.write(sim.frame());                  // the host only sees frames
 //   }
 //
-// The model, per step of length dt (details and reasons in simulator/src/dynamics.cuh):
+// The model, per step of length dt (details and reasons in simulator/src/, the step loop
+// in simulation.cu, the per-body steps in integrator_kernels.cuh):
 //  - Precision: double everywhere on the device, so a Frame (double) holds the full state
 //    and restore() continues bitwise.
 //  - Brownian dynamics with a stochastic Heun step: a body's own move is
@@ -53,7 +54,9 @@
 namespace nestsim::sim {
 
 struct SimulationOptions {
-  // Verlet skin of the neighbour lists (length units); 0 picks 32 sqrt(2 D_max dt) (measured on the default model: 16 rebuilt every other step, 64 made the lists too long; docs/perf-log.md).
+  // Verlet skin of the neighbour lists (length units); 0 picks 32 sqrt(2 D_max dt), adapted
+  // while events keep the lists short-lived (measured on the default model: 16 rebuilt
+  // every other step, 64 made the lists too long; docs/perf-log.md).
   double skin = 0;
   // Initial bodies take slots in spatial (Morton) order, for memory locality; false: slot
   // = id. The trajectory's physics does not depend on it (tested bitwise).

@@ -1,0 +1,42 @@
+// The engine's data-parallel loops: one thread per slot or per list entry (Thrust on the
+// device), and raw pointers of device vectors for the functors' views.
+#pragma once
+#include <thrust/device_vector.h>
+#include <thrust/execution_policy.h>
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+
+#include <cstdint>
+
+#include "nestsim/device/check.cuh"
+
+namespace nestsim::sim::detail {
+
+template <class T>
+T* raw(thrust::device_vector<T>& v) {
+  return thrust::raw_pointer_cast(v.data());
+}
+template <class T>
+const T* raw(const thrust::device_vector<T>& v) {
+  return thrust::raw_pointer_cast(v.data());
+}
+
+template <class F>
+void for_each_slot(uint32_t n, F f) {
+  if (n == 0) return;
+  thrust::for_each_n(thrust::device, thrust::counting_iterator<uint32_t>(0), n, f);
+}
+
+template <class F>
+void for_each_index(uint64_t n, F f) {
+  if (n == 0) return;
+  thrust::for_each_n(thrust::device, thrust::counting_iterator<uint64_t>(0), n, f);
+}
+
+inline void device_sync() {
+#if defined(NESTSIM_BACKEND_CUDA)
+  NESTSIM_CUDA_CHECK(cudaDeviceSynchronize());
+#endif
+}
+
+}  // namespace nestsim::sim::detail

@@ -1,0 +1,229 @@
+// The per-body steps of one Brownian-dynamics step, as NESTSIM_HD functors run by
+// thrust::for_each over slots (one source for the CUDA and the OpenMP backends).
+//
+// One step (Simulation::Impl::advance in simulation.cu), a stochastic Heun step on the
+// soft forces:
+//   Forces     F_i from the interacting entries of the CSR neighbour list, ascending
+//              neighbour order, long rows in fixed chunks (load balance; see below);
+//   Propose    predictor: own move dx_i (drift + Philox noise; tangential + projection
+//              for bound bodies; reflection at the box walls for top-level bodies);
+//   [rebuild]  lists rebuilt at the old positions when a body might end more than half
+//              the skin away from where the lists were built (StepBound);
+//   Predict    x* = x + the predicted moves of i and its carriers; Forces F*_i at x*;
+//   Propose    corrector: the same noise with the drift of (F_i + F*_i) / 2;
+//   Accept     impermeability tests; a failing move becomes zero (rejection);
+//   Apply      x += own accepted move + accepted moves of the parent chain (carrying);
+//   ApplyBound bound bodies: their membrane's new centre + their new relative position.
+// The Heun step samples a harmonic contact's Boltzmann distribution to second order in
+// the contact step (time_step.h); with no soft contact it is plain Brownian motion.
+//
+// Why rejection and why these tests: see simulation.h. The invariants are the HSX
+// relation (a free body never intersects a compartment it is inside or outside of),
+// relative to the parent P, which carries i and all of i's siblings, so only own moves
+// change them:
+//   (A) |x_i - x_P| + r_i <= r_P - q_P                  (wholly in the parent's lumen)
+//   (B) |x_i - x_j| >= r_i + r_j for siblings i, j, one of them a compartment
+//                                                       (off each other's outer surface)
+// Accept tests i's proposal against the old and the proposed position of each sibling,
+// so every combination of accepted and rejected moves keeps (B).
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "nestsim/sim/philox.h"
+#include "slot_view.cuh"
+
+namespace nestsim::sim::detail {
+
+// Reflects y into [lo, hi] (once, then clamps: a move longer than the interval is rare).
+NESTSIM_HD inline double reflect(double y, double lo, double hi) {
+  if (y < lo) y = lo + (lo - y);
+  if (y > hi) y = hi - (y - hi);
+  return y < lo ? lo : (y > hi ? hi : y);
+}
+
+// Proposal of body i's own move: the predictor (drift of F, v.force_pred null) or
+// Heun's corrector (drift of (F + F*) / 2); both with the step's one noise draw.
+struct Propose {
+  SlotView v;
+  NESTSIM_HD void operator()(uint32_t i) const {
+    double dx[3] = {0, 0, 0};
+    if (!v.empty(i)) {
+      const double D = v.diffusion[i];
+      if (D > 0) {
+        double z[4];
+        normals4(v.seed, v.step, uint64_t(v.id[i]), RandomPurpose::brownian, z);
+        const double mobility_dt = D / v.kT * v.dt;
+        const double sigma = std::sqrt(2.0 * D * v.dt);
+        NESTSIM_AXES(k, v.dim) {
+          const double f = v.force_pred[0] ? 0.5 * (v.force[k][i] + v.force_pred[k][i]) : v.force[k][i];
+          dx[k] = mobility_dt * f + sigma * z[k];
+        }
+      }
+      const int32_t c = v.membrane[i];
+      if (c >= 0) {
+        // Tangential step on the sphere |x - x_c| = m_c, then back onto it.
+        double rel[3];
+        v.delta(v.x, i, uint32_t(c), rel);
+        const double r2 = v.norm2(rel);
+        if (r2 > 0) {
+          const double inv = 1.0 / std::sqrt(r2);
+          double radial = 0;
+          NESTSIM_AXES(k, v.dim) radial += dx[k] * rel[k] * inv;
+          double moved[3] = {0, 0, 0};
+          NESTSIM_AXES(k, v.dim) moved[k] = rel[k] + dx[k] - radial * rel[k] * inv;
+          const double scale = v.mid(uint32_t(c)) / std::sqrt(v.norm2(moved));
+          NESTSIM_AXES(k, v.dim) dx[k] = moved[k] * scale - rel[k];
+        } else {
+          NESTSIM_UNROLL for (int k = 0; k < 3; ++k) dx[k] = 0;
+        }
+      } else if (v.reflective && v.parent[i] < 0) {
+        const double s = v.radius[i];
+        NESTSIM_AXES(k, v.dim) {
+          const double x = v.x[k][i];
+          dx[k] = reflect(x + dx[k], s, v.box[k] - s) - x;
+        }
+      }
+    }
+    NESTSIM_UNROLL for (int k = 0; k < 3; ++k) v.move[k][i] = dx[k];
+  }
+};
+
+// Heun's predicted positions, into x_pred: each body moved by its own predicted move and
+// those of its carriers (membrane, then the parent chain), so that pairs carried by
+// different compartments see each other's predicted motion.
+struct Predict {
+  SlotView v;
+  double* x_pred[3] = {nullptr, nullptr, nullptr};
+  NESTSIM_HD void operator()(uint32_t i) const {
+    double p[3] = {v.x[0][i], v.x[1][i], v.x[2][i]};
+    if (!v.empty(i)) {
+      NESTSIM_AXES(k, v.dim) p[k] += v.move[k][i];
+      int32_t c = v.carrier(i);
+      for (int depth = 0; c >= 0 && depth < kMaxDepth; ++depth, c = v.parent[c])
+        NESTSIM_AXES(k, v.dim) p[k] += v.move[k][c];
+      v.wrap(p);
+    }
+    NESTSIM_UNROLL for (int k = 0; k < 3; ++k) x_pred[k][i] = p[k];
+  }
+};
+
+// Impermeability tests of the proposals, in three passes, so that a compartment with
+// thousands of sibling entries (a lysosome among crowded proteins) does not serialise on
+// one thread (measured on the H100: one thread per body spent 2.3 ms of a 3.6 ms step at
+// 1e6 bodies, docs/perf-log.md):
+//   AcceptParent   one thread per body: (A) against its parent; reject[i] = 0 or 1;
+//   AcceptSibling  one thread per sibling entry (i, j): (B) against j's old and proposed
+//                  position; a failure stores reject[i] = 1 (every writer stores the same
+//                  value, so the result is the logical OR whatever the order);
+//   AcceptApply    one thread per body: the accepted own move (zero if rejected).
+// Bound bodies are always accepted: their membrane's tests cover them.
+struct AcceptParent {
+  SlotView v;
+  NESTSIM_HD bool allowed(uint32_t i) const {
+    const int32_t p = v.parent[i];
+    if (p < 0) return true;
+    double rel[3];
+    v.delta(v.x, i, uint32_t(p), rel);
+    NESTSIM_AXES(k, v.dim) rel[k] += v.move[k][i];
+    const double room = v.lumen(uint32_t(p)) - v.radius[i];
+    return room >= 0 && v.norm2(rel) <= room * room;
+  }
+  NESTSIM_HD void operator()(uint32_t i) const {
+    const bool ok = v.empty(i) || v.membrane[i] >= 0 || allowed(i);
+    v.reject[i] = ok ? 0 : 1;
+  }
+};
+
+struct AcceptSibling {
+  SlotView v;
+  NESTSIM_HD void operator()(uint64_t e) const {
+    const uint32_t i = v.sib_rows[e], j = v.sibs[e];
+    if (v.empty(i) || v.membrane[i] >= 0 || v.empty(j) || v.membrane[j] >= 0 ||
+        v.parent[j] != v.parent[i] || (!v.compartment[i] && !v.compartment[j]))
+      return;
+    const double need = v.radius[i] + v.radius[j];
+    double d[3];
+    v.delta(v.x, i, j, d);
+    NESTSIM_AXES(k, v.dim) d[k] += v.move[k][i];
+    bool ok = v.norm2(d) >= need * need;  // against j where it was
+    NESTSIM_AXES(k, v.dim) d[k] -= v.move[k][j];
+    ok = ok && v.norm2(d) >= need * need;  // against j where it may go
+    if (!ok) v.reject[i] = 1;
+  }
+};
+
+struct AcceptApply {
+  SlotView v;
+  NESTSIM_HD void operator()(uint32_t i) const {
+    const bool ok = v.reject[i] == 0;
+    NESTSIM_UNROLL for (int k = 0; k < 3; ++k) v.accepted[k][i] = ok ? v.move[k][i] : 0.0;
+    if (!ok) ++v.rejections[i];
+  }
+};
+
+// New positions of the bodies not bound to a membrane: own move plus the moves of the
+// parent chain (a compartment carries its contents). Top-level bodies in a reflective
+// box are clamped into their interval (the proposal reflected them; this only removes
+// the rounding of x + dx).
+struct Apply {
+  SlotView v;
+  NESTSIM_HD void operator()(uint32_t i) const {
+    if (v.membrane[i] >= 0) return;
+    double total[3] = {0, 0, 0};
+    if (!v.empty(i)) {
+      NESTSIM_AXES(k, v.dim) total[k] = v.accepted[k][i];
+      int32_t c = v.parent[i];
+      for (int depth = 0; c >= 0 && depth < kMaxDepth; ++depth, c = v.parent[c])
+        NESTSIM_AXES(k, v.dim) total[k] += v.accepted[k][c];
+    }
+    double p[3] = {0, 0, 0};
+    NESTSIM_AXES(k, v.dim) p[k] = v.x[k][i] + total[k];
+    if (v.reflective && v.parent[i] < 0 && !v.empty(i)) {
+      const double s = v.radius[i];
+      NESTSIM_AXES(k, v.dim) p[k] = reflect(p[k], s, v.box[k] - s);
+    }
+    v.wrap(p);
+    NESTSIM_UNROLL for (int k = 0; k < 3; ++k) v.x_next[k][i] = k < v.dim ? p[k] : v.x[k][i];
+  }
+};
+
+// Bound bodies, after Apply: the membrane's new centre plus the new relative position,
+// recomputed each step from the projected move (no drift off the sphere accumulates).
+struct ApplyBound {
+  SlotView v;
+  NESTSIM_HD void operator()(uint32_t i) const {
+    const int32_t c = v.membrane[i];
+    if (c < 0) return;
+    double rel[3];
+    v.delta(v.x, i, uint32_t(c), rel);
+    double p[3] = {0, 0, 0};
+    NESTSIM_AXES(k, v.dim) p[k] = v.x_next[k][c] + (rel[k] + v.accepted[k][i]);
+    v.wrap(p);
+    NESTSIM_UNROLL for (int k = 0; k < 3; ++k) v.x_next[k][i] = k < v.dim ? p[k] : v.x[k][i];
+  }
+};
+
+// The periodic images: how many box edges each body's unwrapped position lies from its
+// wrapped one (H5MD's `image`: unwrapped = position + image * edge). Updated once per
+// step from the positions before and after it: a jump of more than half an edge is a
+// crossing (no body moves that far in one step: the lists' skin bounds a step, events
+// place bodies next to their reactants). A slot that holds a new body starts at 0.
+struct UpdateImage {
+  SlotView v;
+  const double* before[3] = {nullptr, nullptr, nullptr};
+  const int64_t* id_before = nullptr;  // null: no slot changed its body this step
+  int32_t* image[3] = {nullptr, nullptr, nullptr};
+  NESTSIM_HD void operator()(uint32_t i) const {
+    const bool fresh = v.empty(i) || (id_before && id_before[i] != v.id[i]);
+    NESTSIM_UNROLL for (int k = 0; k < 3; ++k) {
+      if (fresh) {
+        image[k][i] = 0;
+      } else if (k < v.dim && v.space.edge[k] > 0) {
+        image[k][i] += int32_t(std::floor((before[k][i] - v.x[k][i]) * v.space.inv_edge[k] + 0.5));
+      }
+    }
+  }
+};
+
+}  // namespace nestsim::sim::detail

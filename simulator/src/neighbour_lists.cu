@@ -1,0 +1,230 @@
+#include "neighbour_lists.cuh"
+
+#include <thrust/count.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <thrust/scan.h>
+#include <thrust/transform_reduce.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "device_loops.cuh"
+#include "list_kernels.cuh"
+#include "nestsim/broadphase.h"
+#include "phase_timer.cuh"
+
+namespace nestsim::sim::detail {
+
+namespace {
+
+struct Widen {
+  NESTSIM_HD uint64_t operator()(uint8_t m) const { return m; }
+};
+
+// A body as the lists see it: its kind's reaction reach added outside (and, for a
+// hollow body, inside: thickness + 2 reach), as the finder adds its skin.
+struct ListRadii {
+  const double* radius;
+  const double* thickness;
+  const int32_t* kind;
+  const double* reach;
+  double* r_out;
+  double* q_out;
+  NESTSIM_HD void operator()(uint32_t i) const {
+    const double e = kind[i] >= 0 ? reach[kind[i]] : 0.0;
+    const double r = radius[i] + e;
+    double q = thickness[i] >= radius[i] ? r : thickness[i] + 2 * e;
+    if (q > r) q = r;
+    r_out[i] = r;
+    q_out[i] = q;
+  }
+};
+
+// Is a pair (pair_key) of two live bodies?
+struct LivePair {
+  const int64_t* id;
+  NESTSIM_HD bool operator()(uint64_t key) const {
+    return id[device::pair_first(key)] >= 0 && id[device::pair_second(key)] >= 0;
+  }
+};
+
+// The default skin: 32 sqrt(2 D_max dt), measured on the default model (16 rebuilt
+// every other step, 64 made the lists too long; docs/perf-log.md).
+double default_skin(const Setup& setup) {
+  double dmax = 0;
+  for (const Kind& k : setup.kinds) dmax = std::max(dmax, k.diffusion);
+  return 32.0 * std::sqrt(2.0 * dmax * setup.dt);
+}
+
+}  // namespace
+
+void NeighbourLists::reset(const Setup& setup, const SimulationOptions& options) {
+  constants_ = setup;
+  constants_.bodies.clear();
+  fixed_skin_ = options.skin;
+  finder_.reset();
+  skin_ = 0;
+  base_skin_ = options.skin > 0 ? options.skin : default_skin(setup);
+}
+
+void NeighbourLists::set_reach(const std::vector<double>& reach) {
+  reach_ = reach;
+  any_reach_ = false;
+  for (double e : reach_) any_reach_ = any_reach_ || e > 0;
+  kind_reach_.assign(reach_.begin(), reach_.end());
+}
+
+void NeighbourLists::make_finder(const Setup& setup) {
+  BroadphaseOptions o;
+  o.overlap = setup.collision == Collision::solid ? Overlap::solid : Overlap::hollow;
+  o.method = Method::hsx;
+  o.domain.dim = setup.dim;
+  o.domain.periodic = setup.boundary == Boundary::periodic;
+  if (o.domain.periodic)
+    for (int k = 0; k < setup.dim; ++k) o.domain.size[k] = setup.box[k];
+  // The finder searches every body with r + skin_f: a pair is listed out to 2 skin_f
+  // beyond contact; bodies that moved at most skin / 2 each need skin.
+  o.skin = 0.5 * skin_;
+  o.sort_pairs = false;  // neighbor_lists() sorts both directions of every pair
+  finder_ = std::make_unique<device::PairFinder<double>>(o);
+}
+
+device::SphereView<double> NeighbourLists::list_bodies(BodyState& s) {
+  device::SphereView<double> bodies;
+  for (int k = 0; k < 3; ++k) bodies.pos[k] = raw(s.x[k]);
+  bodies.radius = raw(s.radius);
+  bodies.thickness = raw(s.thickness);
+  if (any_reach_) {  // each body searched with its kind's reach on top
+    list_radius_.resize(s.radius.size());
+    list_thickness_.resize(s.radius.size());
+    for_each_slot(s.used, ListRadii{raw(s.radius), raw(s.thickness), raw(s.kind),
+                                    raw(kind_reach_), raw(list_radius_), raw(list_thickness_)});
+    bodies.radius = raw(list_radius_);
+    bodies.thickness = raw(list_thickness_);
+  }
+  bodies.n = s.used;
+  return bodies;
+}
+
+void NeighbourLists::build(BodyState& state, SlotView v, uint64_t step, PhaseTimes& times) {
+  rebuild(base_skin_, state, v, step, times);
+}
+
+void NeighbourLists::rebuild(double wanted_skin, BodyState& state, SlotView v, uint64_t step,
+                             PhaseTimes& times) {
+  PhaseTimer timer(times.broadphase, "nestsim/neighbour_lists");
+  if (finder_ && wanted_skin != skin_) {
+    skin_ = wanted_skin;
+    finder_->set_skin(0.5 * skin_);
+  }
+  if (!finder_) {
+    skin_ = wanted_skin;
+    make_finder(constants_);
+  }
+  const uint32_t used = state.used;
+  finder_->find(list_bodies(state));
+  // The rows and the row of each entry (nbr_row), from the lists' sorted keys.
+  finder_->neighbor_lists(used, nbr_offsets_, nbrs_, &nbr_row_);
+  if (nbrs_.empty()) nbrs_.resize(1);  // a valid pointer for an empty list
+  for (int k = 0; k < 3; ++k) x_built_[k] = state.x[k];
+  // Buffers for the compactions, sized once per build (none in the step loop). Every
+  // pair's two bodies are below `used`: each pair gives two entries.
+  entries_ = 2 * finder_->pair_count();
+  // Exact sizes (nestsim::detail::resize_discard): at 1e8 bodies these buffers are tens
+  // of GB, and thrust's resize may double a growing one.
+  nbr_row_.resize(std::size_t(std::max<uint64_t>(entries_, 1)));  // one when there are none
+  nestsim::detail::resize_discard(mark_, std::size_t(entries_) + 1);
+  nestsim::detail::resize_discard(kept_, std::size_t(entries_) + 1);
+  attach(v);
+  for_each_index(entries_, MarkSibling{v, raw(nbr_row_), raw(mark_)});
+  // The sibling entries (a compartment and a body of the same parent) are few: their
+  // buffers are sized to their count.
+  sib_count_ = compact(used, nullptr, sibs_, &sib_rows_, /*size_outputs=*/true);
+  built_at_ = step;
+  ++times.rebuilds;
+}
+
+uint64_t NeighbourLists::compact(uint32_t used, thrust::device_vector<uint64_t>* offsets,
+                                 thrust::device_vector<uint32_t>& out,
+                                 thrust::device_vector<uint32_t>* rows, bool size_outputs) {
+  const auto marks = thrust::make_transform_iterator(mark_.begin(), Widen{});
+  thrust::exclusive_scan(nestsim::detail::policy(alloc_), marks, marks + entries_ + 1,
+                         kept_.begin(), uint64_t(0));
+  if (size_outputs) {
+    const std::size_t count = std::max<std::size_t>(kept_[std::size_t(entries_)], 1);
+    nestsim::detail::resize_discard(out, count);
+    if (rows) nestsim::detail::resize_discard(*rows, count);
+  }
+  for_each_index(entries_, ScatterKept{raw(kept_), raw(nbrs_), raw(out)});
+  if (rows) for_each_index(entries_, ScatterKept{raw(kept_), raw(nbr_row_), raw(*rows)});
+  if (offsets)
+    for_each_slot(used + 1, RowStart{raw(kept_), raw(nbr_offsets_), raw(*offsets)});
+  return kept_[std::size_t(entries_)];
+}
+
+void NeighbourLists::attach(SlotView& v) {
+  for (int k = 0; k < 3; ++k) v.x_built[k] = raw(x_built_[k]);
+  v.nbr_offsets = raw(nbr_offsets_);
+  v.nbrs = raw(nbrs_);
+  v.sib_rows = raw(sib_rows_);
+  v.sibs = raw(sibs_);
+  v.sib_count = sib_count_;
+}
+
+bool NeighbourLists::keep_valid(BodyState& state, const SlotView& v, uint64_t step,
+                                PhaseTimes& times) {
+  StepBound b;
+  {
+    PhaseTimer timer(times.integrate, "nestsim/step_bound");
+    b = thrust::transform_reduce(nestsim::detail::policy(alloc_),
+                                 thrust::counting_iterator<uint32_t>(0),
+                                 thrust::counting_iterator<uint32_t>(state.used),
+                                 BoundOfBody{v}, StepBound{}, MaxStepBound{});
+  }
+  last_step_bound_ = b.step;
+  if (b.from_built <= 0.5 * skin_) return false;
+  // Lists at the old positions that stay valid whatever this step accepts. With an
+  // automatic skin shrunk for frequent events (event_skin), lists that the motion
+  // outlived in a step or two mean the skin should grow back.
+  double wanted = skin_;
+  if (auto_skin() && step - built_at_ <= 2) wanted = std::min(base_skin_, 2.0 * skin_);
+  rebuild(std::max(wanted, 2.0 * b.step * (1.0 + 1e-9) + 1e-300), state, v, step, times);
+  return true;
+}
+
+void NeighbourLists::rebuild_after_events(BodyState& state, SlotView v, uint64_t step,
+                                          PhaseTimes& times) {
+  rebuild(event_skin(step), state, v, step, times);
+}
+
+// The automatic skin (options.skin == 0) adapts to how long lists live. Events that
+// restructure (births, moves to a membrane, growth) force a rebuild at the next step;
+// at scale some event happens every step somewhere, so lists live a step or two and a
+// skin for many steps of motion only makes them long. Then the skin halves, down to
+// what a few steps of the recent motion need; when lists live long again it doubles,
+// up to the default. The trajectory does not depend on the skin (tested), only speed.
+double NeighbourLists::event_skin(uint64_t step) const {
+  if (!auto_skin()) return skin_;
+  const uint64_t age = step - built_at_;
+  if (age <= 2) return std::max(4.0 * last_step_bound_, 0.5 * skin_);
+  if (age >= 8) return std::min(base_skin_, 2.0 * skin_);
+  return skin_;
+}
+
+// A search over the list bodies with skin 0, counting the pairs of live bodies: a
+// function of the frame alone, unlike the lists' own size, which depends on when they
+// were built, with which skin, and on the slots of removed bodies (whose radius and
+// position stay behind; a resumed run has none past its last live slot). The finder
+// takes the lists' skin back; the lists are untouched.
+int64_t NeighbourLists::pairs_without_skin(BodyState& state, PhaseTimes& times) {
+  PhaseTimer timer(times.broadphase, "nestsim/pairs_without_skin");
+  finder_->set_skin(0);
+  const uint64_t found = finder_->find(list_bodies(state));
+  const auto& keys = finder_->keys();
+  const uint64_t live = found == 0 ? 0 : uint64_t(thrust::count_if(
+      thrust::device, keys.begin(), keys.begin() + found, LivePair{raw(state.id)}));
+  finder_->set_skin(0.5 * skin_);
+  return int64_t(live);
+}
+
+}  // namespace nestsim::sim::detail

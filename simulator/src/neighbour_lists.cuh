@@ -1,0 +1,94 @@
+// The neighbour lists: CSR rows of every body's neighbours (both directions, each row
+// ascending) from the broad phase (HSX or SSX, Setup::collision) with a Verlet skin, the
+// entries Accept needs, and the policy that decides when to rebuild them and with which
+// skin. The trajectory does not depend on when the lists are rebuilt: forces and events
+// filter the entries by exact geometry.
+#pragma once
+#include <thrust/device_vector.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "nestsim/device/exec.cuh"
+#include "nestsim/device/pair_finder.cuh"
+#include "nestsim/sim/simulation.h"
+#include "slot_view.cuh"
+#include "state.cuh"
+
+namespace nestsim::sim::detail {
+
+class NeighbourLists {
+ public:
+  explicit NeighbourLists(nestsim::detail::CachingAllocator& alloc) : alloc_(alloc) {}
+
+  // Forgets the lists (the next rebuild makes a new finder) and sets the skin policy:
+  // a fixed skin (options.skin > 0) or the automatic one.
+  void reset(const Setup& setup, const SimulationOptions& options);
+  // Per kind, how far beyond touching the lists must reach for the reaction rules (a
+  // pair of kinds a, b is listed out to reach[a] + reach[b] beyond contact).
+  void set_reach(const std::vector<double>& reach);
+
+  // Lists at the current positions with the default skin (the start of a run).
+  void build(BodyState& state, SlotView v, uint64_t step, PhaseTimes& times);
+  // Lists at the current positions after events changed bodies: the skin adapts to how
+  // long lists live (event_skin).
+  void rebuild_after_events(BodyState& state, SlotView v, uint64_t step, PhaseTimes& times);
+  // Rebuilds the lists at the current positions when the proposed moves (v.move) could
+  // take a body more than half the skin from where they were built. Returns true when
+  // it did (the caller's views then need the new lists: attach()).
+  bool keep_valid(BodyState& state, const SlotView& v, uint64_t step, PhaseTimes& times);
+
+  // The pairs of live bodies that lists built now with skin 0 would hold
+  // (Frame::broadphase_pairs).
+  int64_t pairs_without_skin(BodyState& state, PhaseTimes& times);
+
+  // The lists' fields of a view (x_built, rows, Accept's entries).
+  void attach(SlotView& v);
+
+  // The list entries marked 1 in mark() (entries() + 1 of them; the last is not used),
+  // in list order: neighbours into `out`, and row offsets into `offsets` and/or the row
+  // of each entry into `rows`. Returns the number kept. With size_outputs, `out` and
+  // `rows` are sized to the count first (one read-back); else they hold entries()
+  // already.
+  uint64_t compact(uint32_t used, thrust::device_vector<uint64_t>* offsets,
+                   thrust::device_vector<uint32_t>& out,
+                   thrust::device_vector<uint32_t>* rows = nullptr, bool size_outputs = false);
+  uint8_t* mark() { return thrust::raw_pointer_cast(mark_.data()); }
+
+  uint64_t entries() const { return entries_; }  // 2 per pair
+  const uint32_t* rows() const { return thrust::raw_pointer_cast(nbr_row_.data()); }
+  uint32_t* rows() { return thrust::raw_pointer_cast(nbr_row_.data()); }
+  uint64_t sibling_entries() const { return sib_count_; }
+  double skin() const { return skin_; }
+
+ private:
+  void rebuild(double wanted_skin, BodyState& state, SlotView v, uint64_t step, PhaseTimes& times);
+  void make_finder(const Setup& setup);
+  device::SphereView<double> list_bodies(BodyState& state);
+  bool auto_skin() const { return !(fixed_skin_ > 0); }
+  double event_skin(uint64_t step) const;
+
+  nestsim::detail::CachingAllocator& alloc_;
+  Setup constants_;  // box, dimension, collision (no bodies)
+  double fixed_skin_ = 0;
+  std::unique_ptr<device::PairFinder<double>> finder_;
+  double skin_ = 0, base_skin_ = 0, last_step_bound_ = 0;
+  uint64_t built_at_ = 0;
+
+  thrust::device_vector<double> x_built_[3];  // positions at the last build
+  thrust::device_vector<uint64_t> nbr_offsets_;
+  thrust::device_vector<uint32_t> nbrs_, nbr_row_;  // nbr_row: the row of each entry
+  uint64_t entries_ = 0;
+  // The entries Accept needs (MarkSibling), compacted at each build.
+  thrust::device_vector<uint32_t> sibs_, sib_rows_;
+  uint64_t sib_count_ = 0;
+  thrust::device_vector<uint8_t> mark_;    // entries + 1
+  thrust::device_vector<uint64_t> kept_;   // exclusive scan of mark_
+  // The bodies as the lists search them (with the reaction reach).
+  std::vector<double> reach_;
+  bool any_reach_ = false;
+  thrust::device_vector<double> kind_reach_, list_radius_, list_thickness_;
+};
+
+}  // namespace nestsim::sim::detail
