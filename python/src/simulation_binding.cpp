@@ -213,6 +213,8 @@ class Simulation {
 
 }  // namespace
 
+static void bind_trajectory_reads(py::module_& m);
+
 void bind_simulation(py::module_& m) {
   py::class_<Simulation>(m, "Simulation")
       .def(py::init<const Model&, std::optional<uint64_t>, std::optional<std::string>, bool,
@@ -267,6 +269,12 @@ void bind_simulation(py::module_& m) {
       .def_property_readonly("units", [](const Simulation& s) {
         return py::make_tuple(s.setup().length_unit, s.setup().time_unit);
       });
+  bind_trajectory_reads(m);
+}
+
+// The trajectory reader of `nestsim run --resume` and `nestsim analyze` (h5md.h), for
+// nestsim.open.
+static void bind_trajectory_reads(py::module_& m) {
   m.def("read_frame", [](const std::string& path, uint64_t index) {
     sim::Frame f;
     {
