@@ -5,18 +5,19 @@
 //
 // find() in outline:
 //  1. effective radii: skin added; solid mode (SSX) is HSX with thickness = radius;
-//  2. bounds and the rounding pad;
+//  2. bounds and the rounding pad (common/extent.cuh);
 //  3. each body's natural level k: the smallest with 2 r + pad <= d0 2^k, d0 from the
-//     smallest diameter (Algorithm 1 line 1); a histogram of levels;
-//  4. levels grouped on the host (plan_groups): a level whose large bodies would walk
+//     smallest diameter (Algorithm 1 line 1); a histogram of levels (hsx/level_plan.cuh);
+//  4. levels grouped on the host (hsx/group_plan.h): a level whose large bodies would walk
 //     far more rim cells than it has small bodies is merged into the next (d only
 //     grows, so every small-small pair still lies in the Moore neighbourhood); few
 //     remaining bodies are finished by brute force (section 5.8);
 //  5. bodies sorted by group once: the small set S of a level is a contiguous range and
 //     the large set L the suffix after it (section 4, "indicator sequences and prefix
-//     sums" partition, done as one stable sort);
+//     sums" partition, done as one sort with the cells: common/sorted_grid.cuh);
 //  6. per level: counting-sort grid of S (4.1), small-small pairs (line 6), rim tasks of
-//     L (4.3), count -> scan -> write (4.2), exact test (equation 3) on every candidate;
+//     L (4.3), count -> scan -> write (4.2), exact test (equation 3) on every candidate
+//     (hsx/walks.cuh; hsx/search.cuh runs steps 2-6);
 //  7. the pair keys sorted (BroadphaseOptions::sort_pairs): pairs come out sorted by
 //     (i, j), whatever the backend.
 //
