@@ -38,15 +38,18 @@ function stopView(view) {
   });
 }
 
-async function launchBrowser(width = 1000, height = 750) {
+// gpu: chromium's hardware GL (ANGLE on Vulkan) instead of software WebGL (SwiftShader).
+async function launchBrowser(width = 1000, height = 750, { gpu = false } = {}) {
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'nestsim-chromium-'));
+  const gl = gpu
+    ? ['--use-angle=vulkan', '--enable-features=Vulkan', '--ignore-gpu-blocklist']
+    : ['--disable-gpu', '--use-angle=swiftshader', '--enable-unsafe-swiftshader'];
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width, height },
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run',
-      '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--ignore-gpu-blocklist'],
+    args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--no-first-run', ...gl],
   });
   context.profile = profile;
   return context;

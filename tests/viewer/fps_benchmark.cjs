@@ -18,14 +18,18 @@ async function measureOne(context, nestsim, file) {
     const info = await page.evaluate(() => {
       const v = window.nestsimViewer;
       const f = v.app.scene.frame;
-      return { live: f.live, sent: f.count, stride: f.stride, gl: v.app.scene.renderer.getContext().getParameter(0x1F01) };
+      const gl = v.app.scene.renderer.getContext();
+      const debug = gl.getExtension('WEBGL_debug_renderer_info');
+      return { live: f.live, sent: f.count, stride: f.stride, level: v.app.scene.level,
+        detail: v.app.scene.detailText() || 'finest spheres',
+        gl: debug ? gl.getParameter(debug.UNMASKED_RENDERER_WEBGL) : gl.getParameter(gl.RENDERER) };
     });
     const t1 = Date.now();
     await page.evaluate(() => window.nestsimViewer.show(1));
     await waitForFrame(page, 1, 600000);
     const nextMs = Date.now() - t1;
     const { fps, frames } = await page.evaluate(() => window.nestsimViewer.measureFps(10000));
-    console.log(`${file}: ${info.live} bodies (${info.sent} drawn, stride ${info.stride}), ` +
+    console.log(`${file}: ${info.live} bodies (${info.sent} sent, stride ${info.stride}; ${info.detail}), ` +
       `${fps.toFixed(2)} fps over ${frames} pictures; first frame shown after ${firstMs} ms, ` +
       `next frame after ${nextMs} ms; renderer ${info.gl}`);
     await page.close();
@@ -37,7 +41,7 @@ async function measureOne(context, nestsim, file) {
 async function main() {
   const args = process.argv.slice(2).filter((a) => a !== '--gpu');
   const [nestsim, ...files] = args;
-  const context = await launchBrowser(1280, 800);
+  const context = await launchBrowser(1280, 800, { gpu: process.argv.includes('--gpu') });
   try {
     for (const file of files) await measureOne(context, nestsim, file);
   } finally {

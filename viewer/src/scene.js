@@ -60,6 +60,7 @@ export class Scene {
     this.msPerTriangle = null;   // measured on the first pictures
     this.lastPictureMs = null;
     this.floor = 0;              // the finest level allowed after a slow picture
+    this.baseMs = null;          // a picture without the proteins (timedRender)
     this.onDetail = null;        // called after each timed picture
     this.fixedLevel = null;      // a level set by the page's ?detail=N (no adapting)
     this.resetView();
@@ -132,25 +133,38 @@ export class Scene {
     this.timedRender();
   }
 
-  // Renders and times the picture (waiting for the GL to finish). The first timing (of
-  // a second picture: the first compiles the shaders) sets the triangle budget, up or
-  // down; a later picture far slower than the target coarsens the level for good
-  // (`floor`). Software GL (SwiftShader) is ~1000x slower than a GPU.
+  // Renders and times the picture. The first time, the proteins' share of it is timed
+  // too (a picture without them: the shells' fill, which no level changes, can dominate
+  // in software GL), and sets the triangle budget, up or down; later, a picture whose
+  // proteins take far longer than the target coarsens the level for good (`floor`).
   timedRender() {
     const first = this.msPerTriangle === null && this.fixedLevel === null;
-    if (first) this.render();
-    const start = performance.now();
-    this.render();
-    this.waitForGl();
-    const ms = performance.now() - start;
+    if (first) {
+      this.render();  // compiles the shaders
+      const proteins = this.groups.filter((g) => g && !g.shell);
+      const shown = proteins.map((g) => g.meshes.map((m) => m.visible));
+      proteins.forEach((g) => g.meshes.forEach((m) => { m.visible = false; }));
+      this.baseMs = this.timePicture();
+      proteins.forEach((g, i) => g.meshes.forEach((m, j) => { m.visible = shown[i][j]; }));
+    }
+    const ms = this.timePicture();
     this.lastPictureMs = ms;
+    const proteinMs = Math.max(ms - (this.baseMs || 0), 0.1);
     const triangles = Math.max(1, this.proteins * LEVELS[this.level].triangles);
-    const slow = ms > 3 * TARGET_MS && this.level < LEVELS.length - 1 && this.fixedLevel === null;
-    if (first || slow) this.msPerTriangle = ms / triangles;
+    const slow = proteinMs > 3 * TARGET_MS && this.level < LEVELS.length - 1 &&
+      this.fixedLevel === null;
+    if (first || slow) this.msPerTriangle = proteinMs / triangles;
     const wanted = levelFor(this.proteins, TARGET_MS / this.msPerTriangle);
     if (slow) this.floor = Math.max(this.level + 1, wanted);
     if ((first && wanted !== this.level) || slow) setTimeout(() => this.setFrame(this.frame), 0);
     if (this.onDetail) this.onDetail();
+  }
+
+  timePicture() {
+    const start = performance.now();
+    this.render();
+    this.waitForGl();
+    return performance.now() - start;
   }
 
   // Returns once the GL has drawn the picture: reading a pixel back waits for it, where
