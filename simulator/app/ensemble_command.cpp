@@ -48,8 +48,8 @@ const char* const kEnsembleHelp =
     "--steps N       total steps of each member (default: the model's)\n"
     "--jobs J        members at a time in this process (default: one per GPU; on the CPU\n"
     "                as many as fit the cores with --threads each)\n"
-    "--threads T     OpenMP threads per member on the CPU (default: the cores divided\n"
-    "                among the members at a time, at least 1)\n"
+    "--threads T     OpenMP threads per member on the CPU (default: OMP_NUM_THREADS,\n"
+    "                else the cores divided among the members at a time, at least 1)\n"
     "\n"
     "Under mpirun each rank runs one member at a time on its node-local GPU (local rank\n"
     "mod GPUs), or on its cores; rank 0 hands out members as ranks ask and writes\n"
@@ -132,8 +132,9 @@ int usable_cores() {
 
 // One process: a slot per GPU, or on the CPU members side by side with few threads each.
 // A rank of mpirun: one slot, on GPU (local rank mod GPUs), or on its share of the cores.
-SlotPlan plan_slots(const EnsembleArgs& a, uint64_t members, bool mpi) {
+SlotPlan plan_slots(EnsembleArgs a, uint64_t members, bool mpi) {
   SlotPlan p;
+  if (a.threads == 0) a.threads = std::max(0, env_int("OMP_NUM_THREADS", 0));
   const int gpus = gpu_count(), cores = usable_cores();
   const int local_rank = env_int("OMPI_COMM_WORLD_LOCAL_RANK", 0);
   const int local_size = std::max(1, env_int("OMPI_COMM_WORLD_LOCAL_SIZE", 1));

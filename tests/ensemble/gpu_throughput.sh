@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Members per second of `nestsim ensemble` on the GPUs of one host (issue 35's
+# measurements), for the lead's GPU machines; not part of ctest.
+#   tests/ensemble/gpu_throughput.sh [NESTSIM] [MODEL] [REPLICAS] [STEPS]
+# Defaults: ./build/cuda/nestsim, models/receptor_recycling.yaml, 16 replicas, 2000 steps.
+# Prints one line per configuration: one GPU with 1, 2 and 4 members at a time
+# (--jobs; several small members per GPU), then, where the host has 2 or more GPUs, one
+# process over every GPU and mpirun -n GPUS (one rank per GPU). Every configuration runs
+# the same members into a fresh directory; members/s = members / wall seconds.
+set -euo pipefail
+nestsim=${1:-./build/cuda/nestsim}
+model=${2:-models/receptor_recycling.yaml}
+replicas=${3:-16}
+steps=${4:-2000}
+gpus=$( (nvidia-smi -L 2>/dev/null || true) | wc -l)
+work=$(mktemp -d /tmp/nestsim_ensemble_bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+measure() {  # measure LABEL COMMAND...: runs it, prints members/s
+  local label=$1; shift
+  local dir="$work/$(echo "$label" | tr -c 'a-zA-Z0-9' _)"
+  local start end
+  start=$(date +%s.%N)
+  "$@" -o "$dir" > "$dir.log" 2>&1 || { echo "$label: failed, see $dir.log"; tail -5 "$dir.log"; return; }
+  end=$(date +%s.%N)
+  awk -v l="$label" -v n="$replicas" -v s="$start" -v e="$end" \
+    'BEGIN { printf "%-40s %3d members in %7.2f s: %6.3f members/s\n", l, n, e - s, n / (e - s) }'
+}
+
+args=(ensemble "$model" --replicas "$replicas" --steps "$steps")
+echo "nestsim ensemble: $model, $replicas members of $steps steps, $gpus GPU(s)"
+for jobs in 1 2 4; do
+  CUDA_VISIBLE_DEVICES=0 measure "1 GPU, $jobs member(s) at a time" "$nestsim" "${args[@]}" --jobs "$jobs"
+done
+if [ "$gpus" -ge 2 ]; then
+  measure "$gpus GPUs, one process" "$nestsim" "${args[@]}"
+  measure "$gpus GPUs, mpirun -n $gpus" mpirun --allow-run-as-root -n "$gpus" --bind-to none \
+    "$nestsim" "${args[@]}"
+fi
