@@ -4,7 +4,7 @@
 #   tests/ensemble/gpu_throughput.sh [NESTSIM] [MODEL] [REPLICAS] [STEPS]
 # Defaults: ./build/cuda/nestsim, models/receptor_recycling.yaml, 16 replicas, 2000 steps.
 # Prints one line per configuration: one GPU with 1, 2 and 4 members at a time
-# (--jobs; several small members per GPU), then, where the host has 2 or more GPUs, one
+# (--jobs; several small members per GPU) and with 2 ranks of mpirun on it, then, where the host has 2 or more GPUs, one
 # process over every GPU and mpirun -n GPUS (one rank per GPU). Every configuration runs
 # the same members into a fresh directory; members/s = members / wall seconds.
 set -euo pipefail
@@ -32,6 +32,10 @@ echo "nestsim ensemble: $model, $replicas members of $steps steps, $gpus GPU(s)"
 for jobs in 1 2 4; do
   CUDA_VISIBLE_DEVICES=0 measure "1 GPU, $jobs member(s) at a time" "$nestsim" "${args[@]}" --jobs "$jobs"
 done
+# Two processes on one GPU: their kernels overlap (threads of one process share the
+# engine's legacy default stream, so --jobs 2 overlaps only the host's work).
+CUDA_VISIBLE_DEVICES=0 measure "1 GPU, mpirun -n 2 (2 ranks on it)" mpirun --allow-run-as-root \
+  -n 2 --bind-to none "$nestsim" "${args[@]}"
 if [ "$gpus" -ge 2 ]; then
   measure "$gpus GPUs, one process" "$nestsim" "${args[@]}"
   measure "$gpus GPUs, mpirun -n $gpus" mpirun --allow-run-as-root -n "$gpus" --bind-to none \
