@@ -286,7 +286,7 @@ int ensemble_main(const EnsembleArgs& a, int rank, int ranks) {
     serve_rank0(job, plan, g_ensemble_stop);
     return 0;
   }
-  std::printf("nestsim ensemble: %llu members (%llu points x %llu replicas), %zu to run, "
+  std::printf("nestsim ensemble: %llu members (%llu point(s) x %llu replica(s)), %zu to run, "
               "into %s\n", static_cast<unsigned long long>(spec.members()),
               static_cast<unsigned long long>(spec.points()),
               static_cast<unsigned long long>(spec.replicas), pending.size(), a.dir.c_str());

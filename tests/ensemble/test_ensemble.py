@@ -113,6 +113,18 @@ def test_set_flag(tmp):
         check(needle.replace("'", "") in p.stderr.replace("'", ""),
               f"--set {arg}: the error does not name it: {p.stderr}")
         check(not os.path.exists(os.path.join(tmp, "x.h5")), "a file written for a bad --set")
+    # The ensemble's usage errors: exit code 2, the flag named, nothing created.
+    out = os.path.join(tmp, "e")
+    for args, needle in [([DECAY], "-o DIR"), ([DECAY, "-o", out, "--replicas", "0"], "--replicas"),
+                         ([DECAY, "-o", out, "--scan", "simulation.dt="], "--scan"),
+                         ([DECAY, "-o", out, "--bogus"], "--bogus"),
+                         ([DECAY, "-o", out, "--set", "reactions.nosuch.rate=1"],
+                          "--set reactions.nosuch.rate=1")]:
+        p = run([NESTSIM, "ensemble", *args], expect=2)
+        check(needle in p.stderr, f"ensemble {args}: {p.stderr}")
+        check(not os.path.exists(out), f"ensemble {args} created {out}")
+    p = run([NESTSIM, "analyze", tmp], expect=2)
+    check("not an ensemble directory" in p.stderr, p.stderr)
     print("set_flag: ok")
 
 
@@ -148,7 +160,7 @@ def test_mpi_scan(tmp):
         check(same, f"member {i}: one process and mpirun differ:\n{diff}")
     # Again: the done members are skipped, the failing ones tried again.
     p = run(ensemble_args(d_one), expect=1)
-    check("4 members (2 points x 2 replicas), 2 to run" in p.stdout, "rerun:\n" + p.stdout)
+    check("4 members (2 point(s) x 2 replica(s)), 2 to run" in p.stdout, "rerun:\n" + p.stdout)
     # Another ensemble into the same directory is refused.
     p = run([NESTSIM, "ensemble", DECAY, "-o", d_one, "--replicas", "3"], expect=2)
     check("another ensemble" in p.stderr, p.stderr)
