@@ -32,6 +32,7 @@ try:
 
     matplotlib.use("Agg")  # files only, no display needed
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 except ImportError:
     sys.exit("plot_trajectory.py: matplotlib is missing (Debian: apt install python3-matplotlib)")
 
@@ -112,6 +113,7 @@ def plot_counts(csv_dir, out_dir, title):
         ax.set_title(group, fontsize="medium", loc="left")
         ax.set_ylabel("bodies")
         ax.set_ylim(bottom=0)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts: whole ticks
         ax.legend(fontsize="small", loc="best")
     for ax in axes.flat[len(panels):]:
         ax.axis("off")
