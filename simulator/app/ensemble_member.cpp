@@ -10,6 +10,7 @@
 
 #include "nestsim/io/h5md.h"
 #include "nestsim/io/placement.h"
+#include "nestsim/io/resume.h"
 #include "nestsim/sim/simulation.h"
 #include "nestsim/version.h"
 
@@ -52,11 +53,13 @@ bool try_resume(const io::Model& model, const std::string& out, Running& r, bool
     complete = true;
     return true;
   }
-  sim::Setup setup = io::make_setup(model);
+  // What `nestsim run --resume` does: the file's model, seed, collision and rules.
+  const io::Resumption resumption = io::prepare_resume(out, model.steps);
+  const sim::Setup& setup = resumption.setup;
   r.last = setup.steps;
   r.every = std::max<uint64_t>(1, setup.output_every);
   r.simulation = std::make_unique<sim::Simulation>(setup);
-  r.simulation->restore(c.frame);
+  r.simulation->restore(resumption.checkpoint.frame);
   r.writer = std::make_unique<io::H5mdWriter>(io::H5mdWriter::append(out));
   r.how = "resumed at step " + std::to_string(c.frame.step);
   return true;
