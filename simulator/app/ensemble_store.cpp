@@ -206,6 +206,10 @@ void read_member_series(hid_t group, MemberSeries& s, std::string& time_unit) {
           [&](std::size_t f) { return mc[(f * K + k) * (K + 1) + c]; });
   for (std::size_t r = 0; r < R; ++r)
     add("events " + rules[r], [&](std::size_t f) { return ev[f * R + r]; });
+  for (std::size_t r = 0; r < R; ++r) {  // running totals: the count since step 0
+    double total = 0;
+    add("events " + rules[r] + " since start", [&](std::size_t f) { return total += ev[f * R + r]; });
+  }
 }
 
 }  // namespace

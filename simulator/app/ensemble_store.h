@@ -48,7 +48,9 @@ void record_member(const std::string& dir, const EnsembleSpec& spec, uint64_t me
 struct MemberSeries {
   uint64_t index = 0, point = 0;
   std::string status, message;
-  std::vector<std::string> columns;        // "count KIND", "KIND in PARENT", ...
+  // KIND, "KIND in PARENT", "KIND outside every compartment", "KIND on MEMBRANE",
+  // "events RULE" (in the output interval ending at the frame), "events RULE since start"
+  std::vector<std::string> columns;
   std::vector<double> time;                // [F]
   std::vector<std::vector<double>> values;  // [F][column]
 };
