@@ -114,8 +114,8 @@ MemberOutcome run_member(const MemberJob& job, const std::atomic<int>& stop) {
                                  : "stopped at step " + std::to_string(r.simulation->step()) +
                                        "; the same command resumes it";
     }
-  } catch (const std::bad_alloc&) {
-    outcome.message = "out of memory";
+  } catch (const std::bad_alloc& e) {
+    outcome.message = std::string("out of memory (") + e.what() + ")";
   } catch (const std::exception& e) {
     outcome.message = e.what();
   }
