@@ -76,9 +76,9 @@ int view_command(const std::vector<std::string>& args) {
 #endif
   if (options.asset_dir.empty() ||
       !std::filesystem::exists(std::filesystem::path(options.asset_dir) / "index.html")) {
-    std::cerr << "nestsim view: the viewer's page was not built (npm was not found when "
-                 "nestsim was configured); install nodejs and npm, then configure and build "
-                 "again\n";
+    std::cerr << "nestsim view: the viewer's page was not built (npm or node was not found "
+                 "when nestsim was configured, or NESTSIM_BUILD_VIEWER was OFF); install "
+                 "nodejs and npm, then configure and build again\n";
     return 1;
   }
   // A running `nestsim run` holds the file with HDF5's lock; the viewer only reads, and
