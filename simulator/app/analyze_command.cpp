@@ -472,8 +472,15 @@ int analyze_command(const std::vector<std::string>& args) {
     return 2;
   }
   try {
-    if (std::filesystem::is_directory(p.trajectory))  // `nestsim ensemble -o DIR`
+    if (std::filesystem::is_directory(p.trajectory)) {  // `nestsim ensemble -o DIR`
+      if (!std::filesystem::exists(std::filesystem::path(p.trajectory) / "ensemble.h5")) {
+        std::cerr << "nestsim analyze: " << p.trajectory
+                  << ": is a directory, not a trajectory (nor an ensemble's directory: it has "
+                     "no ensemble.h5)\n";
+        return 2;
+      }
       return analyze_ensemble(p.trajectory, p.csv_dir, p.plot_dir);
+    }
     const TrajectoryInfo info = read_trajectory_info(p.trajectory);
     if (info.frames == 0) throw TrajectoryError(p.trajectory + ": the trajectory holds no frame");
     const AnalysisTables tables = analyze_trajectory(info);
