@@ -132,6 +132,12 @@ int serve_view(const ViewServerOptions& options) {
 
   TrajectorySource source(options.trajectory);
   httplib::Server server;
+  // httplib's default adds SO_REUSEPORT, with which a second server would share a port
+  // that is in use instead of being refused: SO_REUSEADDR only (a quick restart).
+  server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof yes);
+  });
   add_routes(server, source);
   if (!server.set_mount_point("/", options.asset_dir)) {
     std::cerr << "nestsim view: the page's files are missing: " << options.asset_dir << "\n";
