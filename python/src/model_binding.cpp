@@ -88,17 +88,6 @@ Model from_text(const std::string& text, const std::string& name) {
   return Model{io::parse_model(text, name)};
 }
 
-// What a ModelError says after its "FILE:LINE:COLUMN: KEY: " prefix.
-std::string bare_message(const io::ModelError& e) {
-  std::string prefix = e.file();
-  if (e.line() > 0) prefix += ":" + std::to_string(e.line());
-  if (e.line() > 0 && e.column() > 0) prefix += ":" + std::to_string(e.column());
-  prefix += ": ";
-  if (!e.key().empty()) prefix += e.key() + ": ";
-  const std::string what = e.what();
-  return what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what;
-}
-
 // Sets KEY and validates the result as a file; the model is unchanged when that throws.
 // An error then is the edit's: its line in the re-emitted text would mislead, so it is
 // reported at the model's name with the key it concerns and the edit.
@@ -109,7 +98,7 @@ void set_key(Model& self, const std::string& key, const py::handle& value) {
     self.parsed = io::parse_model(text, self.parsed.path);
   } catch (const io::ModelError& e) {
     throw io::ModelError(self.parsed.path, 0, 0, e.key(),
-                         bare_message(e) + " (after setting " + key + " = " +
+                         e.message() + " (after setting " + key + " = " +
                              py::repr(value).cast<std::string>() + ")");
   }
 }

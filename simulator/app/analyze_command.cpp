@@ -17,6 +17,7 @@
 #include "ensemble_analysis.h"
 #include "nestsim/analysis/trajectory_analysis.h"
 #include "output_file.h"
+#include "tool_script.h"
 
 namespace nestsim::app {
 
@@ -412,50 +413,6 @@ void write_csvs(const TrajectoryInfo& info, const AnalysisTables& t, const std::
   write_csv(dir + "/reactions.csv", text);
 }
 
-// The plotting script: $NESTSIM_PLOT_SCRIPT, an installed copy beside the program
-// (PREFIX/share/nestsim), tools/ of a source tree above the program's directory (a
-// build tree inside the sources), or tools/ of the source tree it was built from.
-std::string find_plot_script() {
-  if (const char* env = std::getenv("NESTSIM_PLOT_SCRIPT"); env && *env) return env;
-  namespace fs = std::filesystem;
-  std::vector<fs::path> candidates;
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    candidates.push_back(exe.parent_path() / "../share/nestsim/plot_trajectory.py");
-    for (fs::path dir = exe.parent_path(); !dir.empty() && dir != dir.root_path();
-         dir = dir.parent_path())
-      candidates.push_back(dir / "tools/plot_trajectory.py");
-  }
-#ifdef NESTSIM_SOURCE_DIR
-  candidates.push_back(fs::path(NESTSIM_SOURCE_DIR) / "tools/plot_trajectory.py");
-#endif
-  for (const auto& c : candidates)
-    if (fs::is_regular_file(c, ec)) return c.lexically_normal().string();
-  throw std::runtime_error(
-      "cannot find tools/plot_trajectory.py (set NESTSIM_PLOT_SCRIPT to its path)");
-}
-
-// Runs the script without a shell; returns its exit status.
-int run_plot_script(const std::string& script, const std::string& csv_dir,
-                    const std::string& plot_dir, const std::string& title) {
-  std::cout.flush();
-  const pid_t child = ::fork();
-  if (child < 0)
-    throw std::runtime_error(std::string("cannot start python: ") + std::strerror(errno));
-  if (child == 0) {
-    std::vector<const char*> argv{kPython,   script.c_str(), csv_dir.c_str(), plot_dir.c_str(),
-                                  "--title", title.c_str(),  nullptr};
-    ::execv(kPython, const_cast<char* const*>(argv.data()));
-    std::fprintf(stderr, "nestsim analyze: cannot run %s: %s\n", kPython, std::strerror(errno));
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0)
-    if (errno != EINTR) throw std::runtime_error("waiting for python failed");
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
 }  // namespace
 
 int analyze_command(const std::vector<std::string>& args) {
@@ -475,7 +432,7 @@ int analyze_command(const std::vector<std::string>& args) {
     if (std::filesystem::is_directory(p.trajectory)) {  // `nestsim ensemble -o DIR`
       if (!std::filesystem::exists(std::filesystem::path(p.trajectory) / "ensemble.h5")) {
         std::cerr << "nestsim analyze: " << p.trajectory
-                  << ": is a directory, not a trajectory (nor an ensemble's directory: it has "
+                  << ": is a directory, not a trajectory (and not an ensemble directory: it has "
                      "no ensemble.h5)\n";
         return 2;
       }
@@ -487,11 +444,11 @@ int analyze_command(const std::vector<std::string>& args) {
     print_tables(info, tables, std::cout);
     if (!p.csv_dir.empty()) write_csvs(info, tables, p.csv_dir);
     if (!p.plot_dir.empty()) {
-      const std::string script = find_plot_script();
+      const std::string script = find_tool_script("plot_trajectory.py", "NESTSIM_PLOT_SCRIPT");
       const std::string csv_dir = p.csv_dir.empty() ? p.plot_dir : p.csv_dir;
       if (p.csv_dir.empty()) write_csvs(info, tables, csv_dir);
       const std::string title = std::filesystem::path(p.trajectory).filename().string();
-      const int status = run_plot_script(script, csv_dir, p.plot_dir, title);
+      const int status = run_tool_script(script, {csv_dir, p.plot_dir, "--title", title});
       if (status != 0) {
         std::cerr << "nestsim analyze: " << kPython << " " << script << " failed (exit " << status
                   << "); the CSV files are in " << csv_dir << "\n";

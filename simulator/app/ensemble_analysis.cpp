@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "ensemble_store.h"
+#include "tool_script.h"
 
 namespace nestsim::app {
 
@@ -157,43 +158,6 @@ void write_csvs(const EnsembleIndex& index, const std::vector<PointStats>& point
   write_file(dir + "/ensemble_members.csv", text);
 }
 
-std::string find_script() {
-  if (const char* env = std::getenv("NESTSIM_ENSEMBLE_PLOT_SCRIPT"); env && *env) return env;
-  namespace fs = std::filesystem;
-  std::vector<fs::path> candidates;
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    candidates.push_back(exe.parent_path() / "../share/nestsim/plot_ensemble.py");
-    for (fs::path d = exe.parent_path(); !d.empty() && d != d.root_path(); d = d.parent_path())
-      candidates.push_back(d / "tools/plot_ensemble.py");
-  }
-#ifdef NESTSIM_SOURCE_DIR
-  candidates.push_back(fs::path(NESTSIM_SOURCE_DIR) / "tools/plot_ensemble.py");
-#endif
-  for (const auto& c : candidates)
-    if (fs::is_regular_file(c, ec)) return c.lexically_normal().string();
-  throw std::runtime_error("cannot find tools/plot_ensemble.py");
-}
-
-int run_script(const std::string& script, const std::string& csv_dir,
-               const std::string& plot_dir) {
-  static const char* const python = "/usr/bin/python3";
-  std::cout.flush();
-  std::fflush(stdout);
-  const pid_t child = ::fork();
-  if (child < 0) throw std::runtime_error(std::string("cannot start python: ") + std::strerror(errno));
-  if (child == 0) {
-    const char* argv[] = {python, script.c_str(), csv_dir.c_str(), plot_dir.c_str(), nullptr};
-    ::execv(python, const_cast<char* const*>(argv));
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0)
-    if (errno != EINTR) throw std::runtime_error("waiting for python failed");
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
 }  // namespace
 
 int analyze_ensemble(const std::string& dir, const std::string& csv_dir,
@@ -220,8 +184,8 @@ int analyze_ensemble(const std::string& dir, const std::string& csv_dir,
   const std::string csv = csv_dir.empty() ? plot_dir : csv_dir;
   if (!csv.empty()) write_csvs(index, points, csv);
   if (!plot_dir.empty()) {
-    const std::string script = find_script();
-    if (const int status = run_script(script, csv, plot_dir); status != 0) {
+    const std::string script = find_tool_script("plot_ensemble.py", "NESTSIM_ENSEMBLE_PLOT_SCRIPT");
+    if (const int status = run_tool_script(script, {csv, plot_dir}); status != 0) {
       std::cerr << "nestsim analyze: " << script << " failed (exit " << status
                 << "); the CSV files are in " << csv << "\n";
       return 1;

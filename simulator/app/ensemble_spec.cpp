@@ -19,17 +19,6 @@ SetArg parse_set(const std::string& flag, const std::string& argument) {
 
 namespace {
 
-// What a ModelError says after its "FILE:LINE:COLUMN: KEY: " prefix.
-std::string bare_message(const io::ModelError& e) {
-  std::string prefix = e.file();
-  if (e.line() > 0) prefix += ":" + std::to_string(e.line());
-  if (e.line() > 0 && e.column() > 0) prefix += ":" + std::to_string(e.column());
-  prefix += ": ";
-  if (!e.key().empty()) prefix += e.key() + ": ";
-  const std::string what = e.what();
-  return what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what;
-}
-
 bool key_within(const std::string& inner, const std::string& outer) {
   return inner == outer || inner.rfind(outer + ".", 0) == 0;
 }
@@ -64,14 +53,14 @@ io::Model load_model_with_sets(const std::string& path, const std::vector<SetArg
       // meet re-emitted text.
       const bool first = &s == &sets.front();
       throw io::ModelError(path, first ? e.line() : 0, first ? e.column() : 0, e.key(),
-                           bare_message(e) + " (--set " + shell_quote(s.text()) + ")");
+                           e.message() + " (--set " + shell_quote(s.text()) + ")");
     }
   }
   try {
     return io::parse_model(edited, path);
   } catch (const io::ModelError& e) {
     throw io::ModelError(path, 0, 0, e.key(),
-                         bare_message(e) + " (after " + named_sets(sets, e.key()) + ")");
+                         e.message() + " (after " + named_sets(sets, e.key()) + ")");
   }
 }
 

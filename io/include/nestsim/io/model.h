@@ -19,13 +19,16 @@ class ModelError : public InputError {
   ModelError(const std::string& file, long line, long column, const std::string& key,
              const std::string& what)
       : InputError(file, line, column, (key.empty() ? "" : key + ": ") + what),
-        column_(column), key_(key) {}
+        column_(column), key_(key), message_(what) {}
   long column() const { return column_; }
   const std::string& key() const { return key_; }  // e.g. "compartments.cell.radius"
+  // What is wrong, without the "FILE:LINE:COLUMN: KEY: " in front of it.
+  const std::string& message() const { return message_; }
 
  private:
   long column_;
   std::string key_;
+  std::string message_;
 };
 
 // Where a value came from in the model file (1-based; 0 when not from a file).
