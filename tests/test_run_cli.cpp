@@ -164,7 +164,9 @@ TEST_CASE("Ctrl-C finishes the frame, and the run resumes to the same trajectory
     model.replace(at, 10, "every: 100");
     std::ofstream(path("often.yaml")) << model;
   }
-  const Run r = run_shell("cd " + temp_dir() + " && timeout --preserve-status -s INT 4 " +
+  // --foreground: one signal, as a user or a scheduler sends it (without it, timeout
+  // signals the command and then its process group: a second signal stops at once).
+  const Run r = run_shell("cd " + temp_dir() + " && timeout --foreground --preserve-status -s INT 4 " +
                           std::string(NESTSIM_BINARY) + " run often.yaml -o stopped.h5 --steps 100000000");
   CHECK_MESSAGE(r.code == 130, r.err);
   const auto c = nestsim::io::read_last_frame(path("stopped.h5"));

@@ -299,7 +299,9 @@ TEST_CASE("a stopped and resumed run equals an uninterrupted one in every datase
 }
 
 TEST_CASE("SIGTERM ends a run like Ctrl-C: exit 143, where it stopped, how to resume") {
-  const Run r = run_shell("cd " + temp_dir() + " && timeout --preserve-status -s TERM 3 " +
+  // --foreground: one signal, as a user or a scheduler sends it (without it, timeout
+  // signals the command and then its process group: a second signal stops at once).
+  const Run r = run_shell("cd " + temp_dir() + " && timeout --foreground --preserve-status -s TERM 3 " +
                           binary() + " run " + small_model() +
                           " -o term.h5 --steps 100000000");
   CHECK_MESSAGE(r.code == 143, r.err);
