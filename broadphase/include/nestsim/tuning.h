@@ -51,6 +51,19 @@ struct HsxTuning {
   // per cell ("the larger-side rule").
   int larger_side_levels = 2;
   double larger_side_per_cell = 1.0;
+  // Crowded cells of near-concentric shells ("nested shells"; hsx/shell_cells.cuh): a
+  // group of at least shell_min_levels non-empty levels whose members fill at least
+  // shell_min_occupancy per bucket on average is checked cell by cell; a cell of at least
+  // shell_min_bodies members whose centres' spread is small against their radii's
+  // spread, 4 h + 2 q_max <= shell_max_overlap (r_max - r_min) (h: half the diagonal of
+  // the centres' box, q_max: the thickest wall), has its members sorted by radius and
+  // every walk cuts it to the radii that can reach the walker's wall (two shells at
+  // distance <= D intersect only where their walls inflated by D overlap). Such groups
+  // are not counted as crowded cells (grid_test_cost). shell_min_bodies 0: off.
+  uint32_t shell_min_bodies = 32;
+  int shell_min_levels = 2;
+  double shell_min_occupancy = 4;
+  double shell_max_overlap = 0.25;
   // Work per large-body task: bodies of a column tested directly before the task walks
   // on, and columns per task; on the GPU the columns shrink with the cells' occupancy
   // (adapt_task_columns) and grow to wide_task_columns from wide_task_bodies bodies on

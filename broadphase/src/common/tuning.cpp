@@ -49,6 +49,10 @@ const Field kFields[] = {
     NESTSIM_TUNING_FIELD(hsx, cell_shrink_max),
     NESTSIM_TUNING_FIELD(hsx, larger_side_levels),
     NESTSIM_TUNING_FIELD(hsx, larger_side_per_cell),
+    NESTSIM_TUNING_FIELD(hsx, shell_min_bodies),
+    NESTSIM_TUNING_FIELD(hsx, shell_min_levels),
+    NESTSIM_TUNING_FIELD(hsx, shell_min_occupancy),
+    NESTSIM_TUNING_FIELD(hsx, shell_max_overlap),
     NESTSIM_TUNING_FIELD(hsx, direct_chunk),
     NESTSIM_TUNING_FIELD(hsx, columns_per_task),
     NESTSIM_TUNING_FIELD(hsx, adapt_task_columns),
@@ -83,6 +87,9 @@ void Tuning::validate() const {
   require(hsx.cell_shrink_max >= 0 && hsx.cell_shrink_max <= 16, "hsx.cell_shrink_max",
           "in [0, 16]");
   require(hsx.larger_side_levels >= 0, "hsx.larger_side_levels", ">= 0");
+  require(hsx.shell_min_levels >= 1, "hsx.shell_min_levels", ">= 1");
+  require(hsx.shell_min_occupancy >= 0, "hsx.shell_min_occupancy", ">= 0");
+  require(hsx.shell_max_overlap >= 0, "hsx.shell_max_overlap", ">= 0");
   require(hsx.direct_chunk >= 1, "hsx.direct_chunk", ">= 1");
   require(hsx.columns_per_task >= 1, "hsx.columns_per_task", ">= 1");
   require(hsx.wide_task_columns >= 1, "hsx.wide_task_columns", ">= 1");
