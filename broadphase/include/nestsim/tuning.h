@@ -53,13 +53,12 @@ struct HsxTuning {
   double larger_side_per_cell = 1.0;
   // Crowded cells of near-concentric shells ("nested shells"; hsx/shell_cells.cuh): a
   // group of at least shell_min_levels non-empty levels whose members fill at least
-  // shell_min_occupancy per bucket on average is checked cell by cell; a cell of at least
-  // shell_min_bodies members whose centres' spread is small against their radii's
-  // spread, 4 h + 2 q_max <= shell_max_overlap (r_max - r_min) (h: half the diagonal of
-  // the centres' box, q_max: the thickest wall), has its members sorted by radius and
-  // every walk cuts it to the radii that can reach the walker's wall (two shells at
-  // distance <= D intersect only where their walls inflated by D overlap). Such groups
-  // are not counted as crowded cells (grid_test_cost). shell_min_bodies 0: off.
+  // shell_min_occupancy per bucket on average is checked cell by cell. A cell of at least
+  // shell_min_bodies members is searched along the distance from its largest member's
+  // centre (each member's wall lies in an interval of distances; two bodies intersect
+  // only where their intervals overlap) when twice the cap on its sorted intervals' width
+  // (4 mean widths) is at most shell_max_overlap times the spread of their starts. Such
+  // groups are not counted as crowded cells (grid_test_cost). shell_min_bodies 0: off.
   uint32_t shell_min_bodies = 32;
   int shell_min_levels = 2;
   double shell_min_occupancy = 4;
