@@ -12,6 +12,8 @@ numpy arrays.
 
 nestsim.backend() says which backend the module was built with (CPU or CUDA).
 """
+import numpy as _np
+
 from . import _core
 from ._analysis import Frame, location_names
 from ._core import InputError, Model, ModelError
@@ -45,10 +47,18 @@ def pairs(centres, radii, thickness, box=None, periodic=False, solid=False,
     The search's device buffers stay allocated for the next call with the same options
     (nestsim.release_pairs_memory() frees them).
     """
-    return _core.pairs(centres, radii, thickness,
+    return _core.pairs(_float64(centres), _float64(radii), _float64(thickness),
                        None if box is None else [float(b) for b in box],
                        bool(periodic), bool(solid), precision, float(skin), method,
                        bool(count_only))
+
+
+def _float64(values):
+    """values as a float64 array for the module (no copy when it already is one)."""
+    try:
+        return _np.ascontiguousarray(values, dtype=_np.float64)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"expected an array of numbers: {e}") from None
 
 
 def release_pairs_memory():

@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 
 #include "bindings.h"
+#include "host_array.h"
 #include "nestsim/broadphase.h"
 #include "nestsim/io/h5md.h"
 #include "nestsim/io/model.h"
@@ -69,6 +70,7 @@ PYBIND11_MODULE(_core, m) {
 #else
   m.attr("backend_kind") = "CPU";
 #endif
+  bind_host_array(m);
   bind_model(m);
   bind_simulation(m);
   bind_pairs(m);

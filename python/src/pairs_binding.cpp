@@ -2,7 +2,6 @@
 // (simulator/app/pairs_command.cpp): the bodies validated as a scene file is, a box
 // applied as --box does (wrapped when periodic, centres inside it otherwise), then one
 // search.
-#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
@@ -14,36 +13,25 @@
 #include <type_traits>
 
 #include "bindings.h"
+#include "host_array.h"
 #include "nestsim/broadphase.h"
 
 namespace nestsim::python {
 namespace {
 
-using Doubles = py::array_t<double, py::array::forcecast>;
-
-std::string shape_of(const py::array& a) {
-  std::string text = "(";
-  for (py::ssize_t d = 0; d < a.ndim(); ++d)
-    text += std::to_string(a.shape(d)) + (a.ndim() == 1 ? "," : d + 1 < a.ndim() ? ", " : "");
-  return text + ")";
-}
-
 // The bodies as the search takes them (one copy, into structure of arrays).
-SphereSet<double> sphere_set(const Doubles& centres, const Doubles& radii,
-                             const Doubles& thickness, int& dim) {
-  if (centres.ndim() != 2 || (centres.shape(1) != 2 && centres.shape(1) != 3))
+SphereSet<double> sphere_set(const DoubleArray& c, const DoubleArray& r,
+                             const DoubleArray& q, int& dim) {
+  if (c.ndim() != 2 || (c.shape(1) != 2 && c.shape(1) != 3))
     throw std::invalid_argument("centres must have the shape (N, 3) or (N, 2), not " +
-                                shape_of(centres));
-  const py::ssize_t n = centres.shape(0);
-  dim = int(centres.shape(1));
-  for (const auto& [array, name] : {std::pair{&radii, "radii"}, {&thickness, "thickness"}})
+                                c.shape_text());
+  const py::ssize_t n = c.shape(0);
+  dim = int(c.shape(1));
+  for (const auto& [array, name] : {std::pair{&r, "radii"}, {&q, "thickness"}})
     if (array->ndim() != 1 || array->shape(0) != n)
       throw std::invalid_argument(std::string(name) + " must have the shape (" +
                                   std::to_string(n) + ",), one per centre, not " +
-                                  shape_of(*array));
-  const auto c = centres.unchecked<2>();
-  const auto r = radii.unchecked<1>();
-  const auto q = thickness.unchecked<1>();
+                                  array->shape_text());
   SphereSet<double> bodies;
   bodies.resize(std::size_t(n));
   for (py::ssize_t i = 0; i < n; ++i) {
@@ -153,21 +141,22 @@ py::object search(const SphereSet<double>& scene, const BroadphaseOptions& optio
     }
   }
   if (count_only) return py::int_(count);
-  py::array_t<int64_t> out({static_cast<py::ssize_t>(pairs.size()), py::ssize_t(2)});
-  auto o = out.mutable_unchecked<2>();
+  HostArray out = HostArray::of<int64_t>({static_cast<py::ssize_t>(pairs.size()), 2});
+  int64_t* o = out.data<int64_t>();
   for (std::size_t k = 0; k < pairs.size(); ++k) {
-    o(py::ssize_t(k), 0) = pairs.i[k];
-    o(py::ssize_t(k), 1) = pairs.j[k];
+    o[2 * k] = pairs.i[k];
+    o[2 * k + 1] = pairs.j[k];
   }
-  return out;
+  return to_numpy(std::move(out));
 }
 
-py::object pairs(const Doubles& centres, const Doubles& radii, const Doubles& thickness,
+py::object pairs(const py::object& centres, const py::object& radii, const py::object& thickness,
                  std::optional<std::vector<double>> box, bool periodic, bool solid,
                  const std::string& precision, double skin, const std::string& method,
                  bool count_only) {
   int dim = 3;
-  SphereSet<double> bodies = sphere_set(centres, radii, thickness, dim);
+  SphereSet<double> bodies = sphere_set(DoubleArray(centres, "centres"), DoubleArray(radii, "radii"),
+                                        DoubleArray(thickness, "thickness"), dim);
   if (precision != "float" && precision != "double")
     throw std::invalid_argument("precision must be 'float' or 'double', not '" + precision + "'");
   if (!std::isfinite(skin) || skin < 0)

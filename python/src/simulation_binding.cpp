@@ -2,7 +2,6 @@
 // written by the same H5MD writer and in the same frames as `nestsim run`
 // (simulator/app/run_command.cpp): frame 0 at the start, one at every multiple of
 // simulation.output.every, and one where a run() call ends.
-#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <optional>
 
 #include "bindings.h"
+#include "host_array.h"
 #include "model_binding.h"
 #include "nestsim/io/h5md.h"
 #include "nestsim/io/placement.h"
@@ -19,41 +19,23 @@
 #include "nestsim/version.h"
 
 namespace nestsim::python {
-namespace {
-
-template <class T>
-py::array_t<T> array_of(const std::vector<T>& v) {
-  py::array_t<T> a(static_cast<py::ssize_t>(v.size()));
-  if (!v.empty()) std::memcpy(a.mutable_data(), v.data(), v.size() * sizeof(T));
-  return a;
-}
-
-template <class T>
-py::array_t<T> rows_of(const std::vector<std::array<T, 3>>& v) {
-  py::array_t<T> a({static_cast<py::ssize_t>(v.size()), py::ssize_t(3)});
-  if (!v.empty()) std::memcpy(a.mutable_data(), v.data(), v.size() * sizeof(v[0]));
-  return a;
-}
-
-}  // namespace
-
 // Every slot of a frame as numpy arrays (empty slots: id -1).
 py::dict frame_to_dict(const sim::Frame& f) {
   py::dict d;
   d["step"] = f.step;
   d["time"] = f.time;
-  d["position"] = rows_of(f.position);
-  d["image"] = f.image.empty() ? rows_of(std::vector<std::array<int32_t, 3>>(f.id.size(),
+  d["position"] = numpy_of(f.position);
+  d["image"] = f.image.empty() ? numpy_of(std::vector<std::array<int32_t, 3>>(f.id.size(),
                                                                             {0, 0, 0}))
-                               : rows_of(f.image);
-  d["id"] = array_of(f.id);
-  d["kind"] = array_of(f.kind);
-  d["radius"] = array_of(f.radius);
-  d["thickness"] = array_of(f.thickness);
-  d["parent"] = array_of(f.parent);
-  d["membrane"] = array_of(f.membrane);
+                               : numpy_of(f.image);
+  d["id"] = numpy_of(f.id);
+  d["kind"] = numpy_of(f.kind);
+  d["radius"] = numpy_of(f.radius);
+  d["thickness"] = numpy_of(f.thickness);
+  d["parent"] = numpy_of(f.parent);
+  d["membrane"] = numpy_of(f.membrane);
   d["next_id"] = f.next_id;
-  d["reaction_events"] = array_of(f.reaction_events);
+  d["reaction_events"] = numpy_of(f.reaction_events);
   d["broadphase_pairs"] = f.broadphase_pairs;
   return d;
 }

@@ -138,3 +138,27 @@ def test_periodic_wraps_positions_as_the_cli():
     c = np.array([[0.5, 5, 5], [9.6 + 20, 5, 5], [-0.2, 5, 5]])
     got = nestsim.pairs(c, [0.5, 0.5, 0.5], [0.5, 0.5, 0.5], box=(10, 10, 10), periodic=True)
     assert got.tolist() == [[0, 1], [0, 2], [1, 2]]
+
+
+def test_any_layout_and_dtype_gives_the_same_pairs():
+    # Arrays reach the module through the buffer protocol: float64 views with strides
+    # (a column slice, Fortran order) are read in place, other dtypes converted first.
+    c, r, q = nested_scene(300, 11)
+    want = nestsim.pairs(c, r, q)
+    assert len(want) > 0
+    wide = np.zeros((300, 6))
+    wide[:, ::2] = c
+    assert np.array_equal(nestsim._core.pairs(wide[:, ::2], r, q, None, False, False,
+                                              "double", 0.0, "hsx", False), want)
+    assert np.array_equal(nestsim.pairs(np.asfortranarray(c), r, q), want)
+    assert np.array_equal(nestsim.pairs(c.tolist(), list(r), q.astype(np.float32)),
+                          nestsim.pairs(c, r, q.astype(np.float32).astype(np.float64)))
+    assert nestsim.pairs(c, r, q).dtype == np.int64
+
+
+def test_arrays_that_are_not_numbers_are_refused():
+    with pytest.raises(ValueError, match="expected an array of numbers"):
+        nestsim.pairs([["a", "b", "c"]], [1.0], [1.0])
+    with pytest.raises(ValueError, match="float64"):
+        nestsim._core.pairs(np.zeros((2, 3), dtype=np.float32), np.ones(2), np.ones(2), None,
+                            False, False, "double", 0.0, "hsx", False)
