@@ -12,7 +12,15 @@ nestsim=${1:-./build/cuda/nestsim}
 model=${2:-models/receptor_recycling.yaml}
 replicas=${3:-16}
 steps=${4:-2000}
-gpus=$( (nvidia-smi -L 2>/dev/null || true) | wc -l)
+# The GPUs this process may use: CUDA_VISIBLE_DEVICES where set (a subset of a larger
+# host), else every GPU nvidia-smi lists. One-GPU configurations use the first of them.
+if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
+  visible=$CUDA_VISIBLE_DEVICES
+else
+  visible=$( (nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null || true) | paste -sd, -)
+fi
+gpus=$(echo "$visible" | tr ',' '\n' | grep -c .)
+first=${visible%%,*}
 work=$(mktemp -d /tmp/nestsim_ensemble_bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -30,11 +38,11 @@ measure() {  # measure LABEL COMMAND...: runs it, prints members/s
 args=(ensemble "$model" --replicas "$replicas" --steps "$steps")
 echo "nestsim ensemble: $model, $replicas members of $steps steps, $gpus GPU(s)"
 for jobs in 1 2 4; do
-  CUDA_VISIBLE_DEVICES=0 measure "1 GPU, $jobs member(s) at a time" "$nestsim" "${args[@]}" --jobs "$jobs"
+  CUDA_VISIBLE_DEVICES=$first measure "1 GPU, $jobs member(s) at a time" "$nestsim" "${args[@]}" --jobs "$jobs"
 done
 # Two processes on one GPU: their kernels overlap (threads of one process share the
 # engine's legacy default stream, so --jobs 2 overlaps only the host's work).
-CUDA_VISIBLE_DEVICES=0 measure "1 GPU, mpirun -n 2 (2 ranks on it)" mpirun --allow-run-as-root \
+CUDA_VISIBLE_DEVICES=$first measure "1 GPU, mpirun -n 2 (2 ranks on it)" mpirun --allow-run-as-root \
   -n 2 --bind-to none "$nestsim" "${args[@]}"
 if [ "$gpus" -ge 2 ]; then
   measure "$gpus GPUs, one process" "$nestsim" "${args[@]}"
