@@ -39,7 +39,8 @@ NESTSIM_HD inline bool pair_force(const SlotView& v, uint32_t i, uint32_t j, dou
   return true;
 }
 
-// Forces, load-balanced and deterministic without atomics (forces.cu drives it):
+// Forces, load-balanced and deterministic without atomics (forces.cu drives it on the
+// GPU; the CPU runs ForceRowDirect, the same sums in one pass):
 //   MarkInteracting  one thread per list entry: does the pair interact?
 //   (compaction)     the interacting entries, in list order (ascending neighbour), into a
 //                    compacted CSR; its content does not depend on the skin;
@@ -121,6 +122,29 @@ struct ForceRow {
       for (uint64_t t = l.chunk_offsets[i]; t < l.chunk_offsets[i + 1]; ++t)
         NESTSIM_UNROLL for (int k = 0; k < 3; ++k) f[k] += l.partial[k][t];
     }
+    NESTSIM_UNROLL for (int k = 0; k < 3; ++k) v.force[k][i] = f[k];
+  }
+};
+
+// The CPU's forces: one thread per body sums its whole list row in list order, skipping
+// the entries that do not interact, with the association above (chunks of kForceChunk
+// interacting entries, each summed from zero, added to the body's force in order; a row
+// of at most kForceChunk is one chunk, and 0 + chunk is the chunk bitwise: a sum that
+// starts at +0 is never -0). One pass and one pair_force per entry, where the GPU's
+// compaction evaluates each entry twice and makes six passes over the lists: on a few
+// cores, threads per body balance well and the passes are the cost.
+struct ForceRowDirect {
+  SlotView v;
+  NESTSIM_HD void operator()(uint32_t i) const {
+    double f[3] = {0, 0, 0}, chunk[3] = {0, 0, 0};
+    uint64_t in_chunk = 0;
+    for (uint64_t e = v.nbr_offsets[i]; e < v.nbr_offsets[i + 1]; ++e) {
+      if (!pair_force(v, i, v.nbrs[e], chunk)) continue;
+      if (++in_chunk < kForceChunk) continue;
+      NESTSIM_UNROLL for (int k = 0; k < 3; ++k) { f[k] += chunk[k]; chunk[k] = 0; }
+      in_chunk = 0;
+    }
+    if (in_chunk > 0) NESTSIM_UNROLL for (int k = 0; k < 3; ++k) f[k] += chunk[k];
     NESTSIM_UNROLL for (int k = 0; k < 3; ++k) v.force[k][i] = f[k];
   }
 };

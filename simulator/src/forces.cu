@@ -31,6 +31,9 @@ void Forces::compute(const SlotView& v, NeighbourLists& lists) {
       thrust::fill_n(thrust::device, thrust::device_pointer_cast(v.force[k]), used, 0.0);
     return;
   }
+#if !defined(NESTSIM_BACKEND_CUDA)
+  for_each_slot(used, ForceRowDirect{v});  // the same sums, one pass (force_kernels.cuh)
+#else
   fit(lists, used);
   for_each_index(lists.entries(), MarkInteracting{v, lists.rows(), lists.mark()});
   lists.compact(used, &offsets_, nbrs_);
@@ -44,6 +47,7 @@ void Forces::compute(const SlotView& v, NeighbourLists& lists) {
   for (int k = 0; k < 3; ++k) l.partial[k] = raw(partial_[k]);
   for_each_index(max_chunks(lists.entries()), ForceChunk{v, l});
   for_each_slot(used, ForceRow{v, l});
+#endif
 }
 
 }  // namespace nestsim::sim::detail
