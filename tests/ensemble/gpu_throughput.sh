@@ -29,7 +29,7 @@ measure() {  # measure LABEL COMMAND...: runs it, prints members/s
   local dir="$work/$(echo "$label" | tr -c 'a-zA-Z0-9' _)"
   local start end
   start=$(date +%s.%N)
-  "$@" -o "$dir" > "$dir.log" 2>&1 || { echo "$label: failed, see $dir.log"; tail -5 "$dir.log"; return; }
+  "$@" -o "$dir" > "$dir.log" 2>&1 || { echo "$label: failed:"; grep -v "^ *$" "$dir.log" | head -12; return; }
   end=$(date +%s.%N)
   awk -v l="$label" -v n="$replicas" -v s="$start" -v e="$end" \
     'BEGIN { printf "%-40s %3d members in %7.2f s: %6.3f members/s\n", l, n, e - s, n / (e - s) }'
