@@ -2,11 +2,12 @@
 //   bench_hsx [--sizes 1e5,1e6,1e7] [--repeats K] [--precision float|double]
 //             [--brute-max-n N] [--csv FILE] [--seed S]
 //             [--scene exponential|equal] [--dim 3|2] [--phis 0.1,0.3]
-//             [--order random|morton]
+//             [--order random|morton] [--shells 1e4,1e6]
 // Scenes: exponential radii (mean 1, cut at 20, 20% solid, others q = 0.2 r) at volume
 // fraction 0.1 and 0.3 (the scene of N bodies from seed S + N, S = 12345 unless --seed:
-// the spread of the timings over scenes); 1e4 concentric shells. Prints, per scene: median and minimum
-// time per call (after one warm-up; device events on CUDA), pairs found, and the same
+// the spread of the timings over scenes); concentric shells and nested vesicles (--shells).
+// Prints, per scene: median and minimum time per call (after one warm-up; device events
+// on CUDA), pairs found, and the same
 // for the brute-force reference where N <= --brute-max-n, and the floor (issue 5): one
 // copy on the same device of the bytes a find() must read and write (centres, radii,
 // thicknesses, pairs), with time / floor. Method hsx-any: the same search with the pairs
@@ -17,6 +18,8 @@
 // the table's; the defaults give the README table). --order morton: the bodies stored in
 // the Morton order of their centres (scenes::order_spatially), as the simulator stores
 // them, instead of the generator's random order (scene names end in " morton").
+// --shells: the sizes of the nested-shell scenes, concentric shells and a cell full of
+// nested vesicles (scenes::nested; default 1e4 each).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -91,6 +94,7 @@ struct SceneChoice {
   int dim = 3;
   std::vector<double> phis = {0.1, 0.3};
   bool morton = false;  // --order morton
+  std::vector<std::size_t> shells = {10000};  // --shells: concentric and nested sizes
 };
 
 constexpr uint64_t kDefaultSeed = 12345;
@@ -118,10 +122,16 @@ int run(const std::vector<std::size_t>& sizes, int repeats, std::size_t brute_ma
       if (n <= brute_max) rows.push_back(measure<Real>(name, s, Method::brute, repeats));
     }
   }
-  const scenes::Scene c = scenes::concentric(10000, 3);
-  rows.push_back(measure<Real>("concentric shells", c, Method::hsx, repeats));
-  if (c.bodies.size() <= brute_max)
-    rows.push_back(measure<Real>("concentric shells", c, Method::brute, repeats));
+  for (std::size_t n : choice.shells) {
+    const scenes::Scene c = scenes::concentric(n, 3);
+    rows.push_back(measure<Real>("concentric shells", c, Method::hsx, repeats));
+    if (c.bodies.size() <= brute_max)
+      rows.push_back(measure<Real>("concentric shells", c, Method::brute, repeats));
+    const scenes::Scene v = scenes::nested(n, 3, seed + n);
+    rows.push_back(measure<Real>("nested vesicles", v, Method::hsx, repeats));
+    if (v.bodies.size() <= brute_max)
+      rows.push_back(measure<Real>("nested vesicles", v, Method::brute, repeats));
+  }
   if (!csv.empty()) {
     std::ofstream out(csv);
     out << "# backend=" << Broadphase<Real>::backend_name()
@@ -155,6 +165,7 @@ int main(int argc, char** argv) try {
       return argv[++k];
     };
     if (a == "--sizes") sizes = parse_sizes(value());
+    else if (a == "--shells") choice.shells = parse_sizes(value());
     else if (a == "--repeats") repeats = std::atoi(value().c_str());
     else if (a == "--brute-max-n") brute_max = std::size_t(std::stod(value()));
     else if (a == "--precision") precision = value();
@@ -200,7 +211,7 @@ int main(int argc, char** argv) try {
                    "usage: bench_hsx [--sizes 1e5,1e6,1e7] [--repeats K] [--precision float|double]"
                    " [--brute-max-n N] [--csv FILE] [--seed S]"
                    " [--scene exponential|equal] [--dim 3|2] [--phis 0.1,0.3]"
-                   " [--order random|morton] [--tune FIELD=VALUE ...]\n");
+                   " [--order random|morton] [--shells 1e4,1e6] [--tune FIELD=VALUE ...]\n");
       return a == "--help" ? 0 : 2;
     }
   }

@@ -2,6 +2,7 @@
 //   make_scene cell N [SEED] > cell.csv           a cell with N proteins (nestsim/scenes.h)
 //   make_scene exponential N PHI [SEED] > s.csv  exponential radii at volume fraction PHI
 //   make_scene concentric N > c.csv              N concentric shells
+//   make_scene nested N [SEED] > n.csv           a cell full of nested vesicles
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -11,7 +12,7 @@
 int main(int argc, char** argv) {
   using namespace nestsim::scenes;
   if (argc < 3) {
-    std::fprintf(stderr, "usage: make_scene cell|exponential|concentric N [PHI] [SEED]\n");
+    std::fprintf(stderr, "usage: make_scene cell|exponential|concentric|nested N [PHI] [SEED]\n");
     return 2;
   }
   const std::string kind = argv[1];
@@ -23,6 +24,8 @@ int main(int argc, char** argv) {
     s = exponential(n, std::atof(argv[3]), 3, argc > 4 ? std::strtoull(argv[4], nullptr, 10) : 1);
   } else if (kind == "concentric") {
     s = concentric(n, 3);
+  } else if (kind == "nested") {
+    s = nested(n, 3, argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 1);
   } else {
     std::fprintf(stderr, "make_scene: unknown scene '%s'\n", kind.c_str());
     return 2;

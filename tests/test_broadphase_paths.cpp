@@ -69,6 +69,16 @@ std::vector<PathVariant> path_variants() {
          t.hsx.adapt_task_columns = false;
        }},
       {"tasks sized by occupancy", [](Tuning& t) { t.hsx.adapt_task_columns = true; }},
+      // Every dense group's cells of two or more radii searched along the distance from
+      // their largest member (hsx/shell_cells.cuh), whatever their shape: each cut must
+      // keep every pair.
+      {"every cell a shell cell",
+       [](Tuning& t) {
+         t.hsx.shell_min_bodies = 1;
+         t.hsx.shell_min_levels = 1;
+         t.hsx.shell_min_occupancy = 0;
+         t.hsx.shell_max_overlap = 1e300;
+       }},
   };
 #if defined(NESTSIM_BACKEND_CUDA)
   const std::vector<PathVariant> gpu = {

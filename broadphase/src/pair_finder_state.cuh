@@ -28,6 +28,7 @@
 #include "common/side_stream.cuh"
 #include "common/sorted_grid.cuh"
 #include "hsx/level_plan.cuh"
+#include "hsx/shell_cells.cuh"
 #include "hsx/walks.cuh"
 #include "hsx/warp_tested.cuh"
 #include "nestsim/device/check.cuh"
@@ -65,6 +66,7 @@ struct PairFinder<Real>::State {
   // bucket), the large bodies' tasks.
   detail::LevelPlanner<Real> levels;
   detail::SortedGrid<Real> sorted;
+  detail::ShellCells<Real> shells;  // crowded cells of near-concentric shells
   thrust::device_vector<uint64_t> task_count, task_start;
   thrust::device_vector<uint64_t> task_owner;  // (first task << 32) | item per task
   uint64_t task_capacity = 0;  // tasks the owners' table and the walk cover (groups_pass)

@@ -1,6 +1,7 @@
 #include "nestsim/scenes.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -175,6 +176,106 @@ Scene cell_like(std::size_t proteins, uint64_t seed) {
       for (int a = 0; a < 3; ++a) x[a] = side * uniform01(rng);
       add(x[0], x[1], x[2], r, r);
     }
+  }
+  return s;
+}
+
+namespace {
+
+// A point uniform in the ball (dim 3) or disc (dim 2) of radius `radius` around `c`.
+void point_in_ball(std::mt19937_64& rng, int dim, const double* c, double radius, double* out) {
+  double u[3] = {0, 0, 0}, n2;
+  do {
+    for (int a = 0; a < dim; ++a) u[a] = 2 * uniform01(rng) - 1;
+    n2 = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
+  } while (n2 > 1);
+  for (int a = 0; a < 3; ++a) out[a] = a < dim ? c[a] + radius * u[a] : 0.0;
+}
+
+// A stack of m near-concentric shells around c: radii spacing, 2 spacing, ...; walls
+// `thin` thick, one in 20 `thick` (at random); centres offset from c by up to `offset`.
+void add_stack(Scene& s, std::mt19937_64& rng, const double* c, std::size_t m, double spacing,
+               double thin, double thick, double offset) {
+  const int dim = s.domain.dim;
+  for (std::size_t i = 1; i <= m; ++i) {
+    double x[3];
+    point_in_ball(rng, dim, c, offset, x);
+    const double q = uniform01(rng) < 0.05 ? thick : thin;
+    s.bodies.push_back(x[0], x[1], x[2], spacing * double(i), q);
+  }
+}
+
+}  // namespace
+
+Scene near_concentric(std::size_t n, int dim, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Scene s;
+  s.domain.dim = dim;
+  const double side = 2.0 * double(n) + 4.0, c[3] = {side / 2, side / 2, dim == 3 ? side / 2 : 0};
+  for (int a = 0; a < 3; ++a) s.domain.size[a] = a < dim ? side : 0;
+  add_stack(s, rng, c, n, 1.0, 0.5, 0.9, 0.2);
+  return s;
+}
+
+Scene nested(std::size_t n, int dim, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Scene s;
+  s.domain.dim = dim;
+  n = std::max<std::size_t>(n, 16);
+  // Stacks: about half the bodies; the rest lysosomes and their ILVs, and the cell.
+  const std::size_t stacks = std::max<std::size_t>(2, std::size_t(std::sqrt(double(n)) / 16));
+  const std::size_t m = std::max<std::size_t>(1, n / 2 / stacks);
+  const std::size_t rest = n - 1 - stacks * m;
+  const std::size_t per_lysosome = std::clamp<std::size_t>(rest / 8, 4, 1000);
+  const std::size_t lysosomes = std::max<std::size_t>(1, rest / (per_lysosome + 1));
+  const std::size_t ilvs = rest - lysosomes;
+  const double stack_radius = 2.0 * double(m) + 1.0;
+  // ILVs (radius <= 1) fill 20 % of a lysosome's lumen (wall 1).
+  const double ilv_volume = body_volume(1.0, dim) * double(ilvs / lysosomes + 1) / 0.2;
+  const double lysosome_radius =
+      (dim == 3 ? std::cbrt(ilv_volume * 3.0 / (4.0 * kPi)) : std::sqrt(ilv_volume / kPi)) + 1.0;
+  // The stacks on a lattice with room between them; the lysosomes where no stack is.
+  const std::size_t per_axis = std::size_t(std::ceil(std::pow(double(stacks), 1.0 / dim) - 1e-9));
+  const double pitch = 2.2 * stack_radius, cube = double(per_axis) * pitch;
+  std::vector<std::array<double, 3>> centres;
+  for (std::size_t k = 0; k < stacks; ++k) {
+    std::size_t rem = k;
+    std::array<double, 3> c{0, 0, 0};
+    for (int a = 0; a < dim; ++a) {
+      c[std::size_t(a)] = (double(rem % per_axis) + 0.5) * pitch;
+      rem /= per_axis;
+    }
+    centres.push_back(c);
+    add_stack(s, rng, c.data(), m, 2.0, 0.5, 1.8, 0.3);
+  }
+  const double lo[3] = {0, 0, 0};
+  for (std::size_t l = 0; l < lysosomes; ++l) {
+    double c[3];
+    for (int attempt = 0;; ++attempt) {  // uniform in the cube, off the stacks
+      for (int a = 0; a < 3; ++a) c[a] = a < dim ? lo[a] + cube * uniform01(rng) : 0.0;
+      bool clear = true;
+      for (const auto& sc : centres) {
+        double d2 = 0;
+        for (int a = 0; a < 3; ++a) d2 += (c[a] - sc[std::size_t(a)]) * (c[a] - sc[std::size_t(a)]);
+        clear = clear && d2 > (stack_radius + lysosome_radius) * (stack_radius + lysosome_radius);
+      }
+      if (clear || attempt > 1000) break;
+    }
+    s.bodies.push_back(c[0], c[1], c[2], lysosome_radius, 1.0);
+    const std::size_t count = ilvs / lysosomes + (l < ilvs % lysosomes ? 1 : 0);
+    for (std::size_t i = 0; i < count; ++i) {
+      double x[3];
+      point_in_ball(rng, dim, c, lysosome_radius - 1.0, x);
+      const double r = 0.5 + 0.5 * uniform01(rng);
+      s.bodies.push_back(x[0], x[1], x[2], r, 0.3 * r);
+    }
+  }
+  // The cell around everything, and the box around the cell.
+  const double half = cube / 2, cell_r = half * std::sqrt(double(dim)) + lysosome_radius + 2.0;
+  s.bodies.push_back(half, half, dim == 3 ? half : 0.0, cell_r, 8.0);
+  for (int a = 0; a < 3; ++a) {
+    s.domain.lo[a] = a < dim ? half - cell_r - 1.0 : 0;
+    s.domain.size[a] = a < dim ? 2.0 * (cell_r + 1.0) : 0;
   }
   return s;
 }

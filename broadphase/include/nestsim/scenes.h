@@ -29,6 +29,22 @@ Scene equal_radii(std::size_t n, double volume_fraction, int dim, uint64_t seed,
 // n (n - 1) / 2 pairs, HSX none.
 Scene concentric(std::size_t n, int dim);
 
+// n near-concentric shells: radii 1, 2, ..., n around one point, each centre offset
+// from it by up to 0.2 (uniform in the ball or disc), thickness 0.5, one in 20 (at random)
+// 0.9, whose lumen its offset may push the next smaller shell's wall into.
+Scene near_concentric(std::size_t n, int dim, uint64_t seed);
+
+// A cell full of nested vesicles, the case HSX exists for (n >= 16 bodies). About half
+// the bodies in max(2, sqrt(n) / 16) stacks of endosomes in endosomes: near-concentric
+// shells of radii 2, 4, 6, ..., thickness 0.5 (one in 20: 1.8, which may cut into the
+// next smaller shell), centres offset from the stack's by up to 0.3; stacks on a lattice
+// of pitch 2.2 stack radii. The rest: lysosomes (thickness 1) placed at random off the
+// stacks (they may overlap each other), each holding up to 1,000 intraluminal vesicles
+// (radius 0.5-1, thickness 0.3 r; 20 % of its lumen) uniform in its lumen, so that some
+// cut its wall and some each other. Last, the cell membrane (thickness 8) around all;
+// the box holds the cell. 2D or 3D.
+Scene nested(std::size_t n, int dim, uint64_t seed);
+
 // Radii log-uniform in [rmin, rmax]; thickness uniform in [0, r], with q = 0 and q = r
 // each for a tenth of the bodies.
 Scene log_uniform(std::size_t n, double volume_fraction, int dim, uint64_t seed, double rmin,

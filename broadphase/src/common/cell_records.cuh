@@ -23,6 +23,8 @@ struct GroupGrid {
   double reach = 0;              // bound on a member's radius (d / 2)
   int brute = 0;                 // members tested all against all (section 5.8)
   int larger_side = 0;           // small-small pairs found from the larger member
+  int shell_gate = 0;            // its cells may be shell cells (hsx/shell_cells.cuh)
+  int shells = 0;                // it has shell cells (set on the device)
   TaskSize task;                 // work of one large-body task in this group's grid
 };
 

@@ -62,11 +62,13 @@ void PairFinder<Real>::State::hsx(const BroadphaseOptions& options, const BodyAr
   if (base.phase != 0)  // the natural levels were written for phase 0
     for_each_index(n, detail::Relevel<Real>{in.radius, plan.pad, base.d0,
                                             raw(levels.natural)});
-  detail::GroupGrids g = detail::group_grids(base, plan.bounds, dom, Dim, n, tuning);
+  detail::GroupGrids g = detail::group_grids(base, plan.bounds, dom, Dim, n, tuning,
+                                             options.overlap != Overlap::solid);
   // Crowded cells: when the pairs that share a cell, times the grid's cost per candidate
   // relative to one test of the all-pairs pass, exceed the n (n - 1) / 2 tests of that
-  // pass, the grid cannot win (concentric shells, whose centres all fall in one cell of
-  // the top group). Only in the automatic mode.
+  // pass, the grid cannot win (a pile of bodies in one cell). Groups that may hold shell
+  // cells do not count: those walk crowded cells of near-concentric shells
+  // sub-quadratically (hsx/shell_cells.cuh). Only in the automatic mode.
   if (options.hsx_small_n < 0 &&
       tuning.hsx.grid_test_cost * g.shared > double(n) * double(n - 1) / 2.0) {
     all_pairs<Dim>(in, n);
@@ -97,6 +99,16 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
   v.space = space;
   v.group_count = uint32_t(groups.size());
   v.pad = pad;
+  {
+    detail::Range range("broadphase/hsx/shell cells");
+    if (shells.prepare(detail::policy(alloc), groups, raw(sorted.groups), v.s, space,
+                       raw(sorted.sorted_record), tuning.hsx)) {
+      v.shell_cell = raw(shells.cells);
+      v.shell_offset = shells.offset;
+      v.shell_key = raw(shells.keys);
+      v.shell_first = shells.first;
+    }
+  }
   // Small-small pairs of every group, and the large-small pairs: items (large body,
   // smaller group) -> tasks -> their walk. On the GPU with the warp's tests, the large
   // items' work runs on a side stream of higher priority, beside the small-small walk

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "common/test_against.cuh"
+#include "hsx/shell_cells.cuh"
 #include "hsx/warp_ranges.cuh"
 
 namespace nestsim::detail {
@@ -20,6 +21,22 @@ struct GroupedView {
   // Per task, (its item's first task << 32) | its item (MarkTaskOwners); or null.
   const uint64_t* task_owner = nullptr;
   uint64_t items = 0;                    // large items (large body, smaller group)
+  // The shell cells (hsx/shell_cells.cuh) of the groups with GroupGrid::shells, by
+  // global bucket - shell_offset, and their members' sort keys, by sorted position -
+  // shell_first.
+  const ShellCell* shell_cell = nullptr;
+  uint64_t shell_offset = 0;
+  const uint64_t* shell_key = nullptr;
+  uint32_t shell_first = 0;
+
+  // A walk's candidates cut at grp's shell cells: `body` wrapped for walker (x, r, q).
+  template <class Body>
+  NESTSIM_HD ShellCut<Real, Body> shell_cut(const GroupGrid& grp, const Real* x, Real r, Real q,
+                                            Body& body) const {
+    const ShellCell* cells = shell_cell + (grp.bucket_base - shell_offset);
+    return ShellCut<Real, Body>{s, grp, cells, shell_key, shell_first, space, 2.0 * pad,
+                                x,   r,   q,     body};
+  }
 
   // The group of large item k: the last with item_base <= k (groups without large
   // bodies share the next group's base and are skipped), and the body.
@@ -94,13 +111,23 @@ struct GroupSmallPairs {
     test.ra = s.load(a, test.pa);
     test.self = a;
     auto&& body = wrap(test);
-    using Body = std::remove_reference_t<decltype(body)>;
+    if (grp.shells) {
+      auto cut = v.shell_cut(grp, test.pa, test.ra, test.qa, body);
+      walk_cells<Larger>(a, grp, test.pa, test.ra, cut);
+    } else {
+      walk_cells<Larger>(a, grp, test.pa, test.ra, body);
+    }
+  }
+  // The walk of body a (centre x, radius ra) over its window, its candidates to `body`.
+  template <bool Larger, class Body>
+  NESTSIM_HD void walk_cells(uint32_t a, const GroupGrid& grp, const Real* x, Real ra,
+                             Body& body) const {
+    const SortedBodies<Real>& s = v.s;
     const uint32_t first = Larger ? grp.begin : a + 1;
     if (!grp.brute) {
       // The window's geometry in the bodies' precision (grid.cuh, GridSpec::coord).
-      const Real* x = test.pa;
-      const Real outer = Larger ? test.ra + test.ra + Real(v.pad)  // partners: r_b <= r_a
-                                : window_outer(test.ra, grp, v.pad);
+      const Real outer = Larger ? ra + ra + Real(v.pad)  // partners: r_b <= r_a
+                                : window_outer(ra, grp, v.pad);
       const LargePlan p = plan_large<Dim>(grp.grid, x, outer, grp.end - grp.begin, grp.task);
       if (!p.direct) {
         const uint64_t own = Larger ? 0 : s.key(a);
@@ -204,9 +231,19 @@ struct GroupLargePairs {
     TestAgainst<Real, Emitter> test{s, v.space, {0, 0, 0}, 0, s.thickness(l), s.id(l), e};
     test.ra = s.load(l, test.pa);
     auto&& body = wrap(test);
-    using Body = std::remove_reference_t<decltype(body)>;
-    const Real* x = test.pa;
-    const Real outer = window_outer(test.ra, grp, v.pad);  // as GroupLargeTasks planned it
+    if (grp.shells) {
+      auto cut = v.shell_cut(grp, test.pa, test.ra, test.qa, body);
+      walk_task(grp, local, test.pa, test.ra, test.qa, cut);
+    } else {
+      walk_task(grp, local, test.pa, test.ra, test.qa, body);
+    }
+  }
+  // Task `local` of large body (x, ra, qa) in group grp, its candidates to `body`.
+  template <class Body>
+  NESTSIM_HD void walk_task(const GroupGrid& grp, uint64_t local, const Real* x, Real ra, Real qa,
+                            Body& body) const {
+    const SortedBodies<Real>& s = v.s;
+    const Real outer = window_outer(ra, grp, v.pad);  // as GroupLargeTasks planned it
     const LargePlan plan = plan_large<Dim>(grp.grid, x, outer, grp.end - grp.begin, grp.task);
     if (plan.direct) {
       const uint64_t first = grp.begin + local * grp.task.direct_chunk;
@@ -216,7 +253,7 @@ struct GroupLargePairs {
       if (first < last) body.range(uint32_t(first), uint32_t(last));
       return;
     }
-    const Real inner = test.ra - test.qa - Real(grp.reach + v.pad);
+    const Real inner = ra - qa - Real(grp.reach + v.pad);
     WindowVisitor<Real, Dim, Body> visit{s, grp, 0u, body};
     const uint64_t first = local * grp.task.columns;
     const uint64_t last =
