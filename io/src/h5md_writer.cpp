@@ -1,6 +1,7 @@
 // Appending to a trajectory frame by frame, only complete frames on disk; continuing
 // one (--resume).
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -99,6 +100,7 @@ H5mdWriter& H5mdWriter::operator=(H5mdWriter&&) noexcept = default;
 H5mdWriter::~H5mdWriter() = default;
 
 uint64_t H5mdWriter::frames() const { return impl_ ? impl_->frames : 0; }
+WriteTimes H5mdWriter::times() const { return impl_ ? impl_->times : WriteTimes{}; }
 uint64_t H5mdWriter::slots() const { return impl_ ? impl_->slots : 0; }
 void H5mdWriter::set_room_check(bool on) {
   if (impl_) impl_->room_check = on;
@@ -112,6 +114,7 @@ void H5mdWriter::close() {
 
 void H5mdWriter::write(const sim::Frame& fr) {
   if (!impl_) throw std::logic_error("H5mdWriter: write after close");
+  hdf5::quiet();  // per thread (thread-safe HDF5): a writer thread's errors unprinted too
   Impl& w = *impl_;
   const hsize_t f = w.frames;
   uint64_t row_bytes = 16 * (w.reactions.size() + 2);  // the small series
@@ -136,13 +139,46 @@ void H5mdWriter::write(const sim::Frame& fr) {
 
 namespace {
 
+// The kind of each body id of a frame: a table indexed by id where the ids are dense
+// (as a simulation's are: below next_id), else a hash map.
+class KindOfId {
+ public:
+  void build(const std::vector<int64_t>& ids, const std::vector<int32_t>& kinds) {
+    int64_t largest = -1;
+    std::size_t live = 0;
+    for (int64_t id : ids)
+      if (id >= 0) {
+        largest = std::max(largest, id);
+        ++live;
+      }
+    dense_ = largest < 0 || uint64_t(largest) < 4 * uint64_t(live) + 1024;
+    if (dense_) table_.assign(std::size_t(largest + 1), -1);
+    for (std::size_t s = 0; s < ids.size(); ++s) {
+      if (ids[s] < 0) continue;
+      if (dense_) table_[std::size_t(ids[s])] = kinds[s];
+      else sparse_[ids[s]] = kinds[s];
+    }
+  }
+  // -1 when no body of the frame has that id.
+  int32_t operator()(int64_t id) const {
+    if (dense_) return id < int64_t(table_.size()) ? table_[std::size_t(id)] : -1;
+    const auto it = sparse_.find(id);
+    return it == sparse_.end() ? -1 : it->second;
+  }
+
+ private:
+  bool dense_ = true;
+  std::vector<int32_t> table_;
+  std::unordered_map<int64_t, int32_t> sparse_;
+};
+
 // A frame's per-slot rows, padded with empty slots.
 struct SlotRows {
   std::vector<int64_t> ids, parents, membranes;
   std::vector<int32_t> kinds;
   std::vector<double> r, q, x;
-  std::vector<int32_t> image;                    // unknown images (an empty Frame::image) as 0
-  std::unordered_map<int64_t, int32_t> kind_of;  // of each body id
+  std::vector<int32_t> image;  // unknown images (an empty Frame::image) as 0
+  KindOfId kind_of;            // of each body id
 
   SlotRows(const sim::Frame& fr, std::size_t S, std::size_t K)
       : ids(S, -1),
@@ -167,8 +203,8 @@ struct SlotRows {
       for (int d = 0; d < 3; ++d) x[3 * s + d] = fr.position[s][d];
       if (s < fr.image.size())
         for (int d = 0; d < 3; ++d) image[3 * s + d] = fr.image[s][std::size_t(d)];
-      kind_of[fr.id[s]] = fr.kind[s];
     }
+    kind_of.build(ids, kinds);
   }
 };
 
@@ -182,11 +218,11 @@ struct BodyCounts {
       : per_kind(K, 0), by_container(K * (K + 1), 0), by_membrane(K * (K + 1), 0) {
     auto column = [&](int64_t body) -> std::size_t {
       if (body < 0) return K;
-      const auto it = rows.kind_of.find(body);
-      if (it == rows.kind_of.end())
+      const int32_t kind = rows.kind_of(body);
+      if (kind < 0)
         throw std::invalid_argument("H5mdWriter: a slot names body " + std::to_string(body) +
                                     " as parent or membrane, which is not in the frame");
-      return std::size_t(it->second);
+      return std::size_t(kind);
     };
     for (std::size_t s = 0; s < n; ++s) {
       if (rows.ids[s] < 0) continue;
@@ -245,9 +281,16 @@ void H5mdWriter::Impl::append(const sim::Frame& fr) {
   const std::vector<int64_t> interval = interval_events(fr);
   int64_t interval_total = 0;
   for (int64_t e : interval) interval_total += e;
+  using Clock = std::chrono::steady_clock;
+  const auto seconds_since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
+  Clock::time_point start = Clock::now();
   if (n > slots) grow_slots(n);
   const SlotRows slot_rows(fr, slots, kinds);
   const BodyCounts counts(slot_rows, n, kinds);
+  times.rows += seconds_since(start);
+  start = Clock::now();
   const int64_t next = int64_t(fr.next_id);
   const int64_t frame_step = int64_t(fr.step);
   const hsize_t f = frames;
@@ -279,12 +322,19 @@ void H5mdWriter::Impl::append(const sim::Frame& fr) {
     append_row(reactions[k].value.get(), H5T_NATIVE_INT64, f, {}, &interval[k]);
   if (!interval.empty())
     append_row(reactions_total.value.get(), H5T_NATIVE_INT64, f, {}, &interval_total);
+  times.write += seconds_since(start);
   // Everything but the positions on disk first: while a full disk fails the positions,
   // they keep the frame out of every reader's count (the shortest series).
+  start = Clock::now();
   check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), "flush");
+  times.flush += seconds_since(start);
+  start = Clock::now();
   append_row(series[ts::position].value.get(), series[ts::position].memory_type, f,
              series[ts::position].inner, rows[ts::position]);  // last: see the header
+  times.write += seconds_since(start);
+  start = Clock::now();
   check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), "flush");
+  times.flush += seconds_since(start);
   frames = f + 1;
   last_step = frame_step;
   events = fr.reaction_events;

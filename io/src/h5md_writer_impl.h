@@ -39,6 +39,7 @@ struct H5mdWriter::Impl {
   int64_t last_step = -1;
   double time_scale = 1;   // H5MD time = model time * time_scale
   bool room_check = true;  // H5mdWriter::set_room_check
+  WriteTimes times;
 
   static Series open_one(hid_t f, const std::string& path, hid_t memory_type, bool per_slot) {
     Series x;

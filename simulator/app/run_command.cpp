@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "ensemble_spec.h"
+#include "frame_output.h"
 #include "nestsim/io/h5md.h"
 #include "nestsim/io/model.h"
 #include "nestsim/io/placement.h"
@@ -27,7 +28,8 @@ namespace nestsim::app {
 const char* const kRunHelp =
     "usage: nestsim run [MODEL.yaml] [-o OUT.h5] [--steps N] [--seed S]\n"
     "                   [--set KEY=VALUE]... [--collision hollow|solid] [--force]\n"
-    "       nestsim run --resume OUT.h5 --steps N\n"
+    "                   [--frames-in-flight F]\n"
+    "       nestsim run --resume OUT.h5 --steps N [--frames-in-flight F]\n"
     "\n"
     "Runs a model by Brownian dynamics and writes an H5MD trajectory (one frame every\n"
     "simulation.output.every steps, and always the last step).\n"
@@ -48,11 +50,17 @@ const char* const kRunHelp =
     "--force        overwrite an existing trajectory\n"
     "--resume F     continue the trajectory F from its last frame up to step N (--steps);\n"
     "               the result is bitwise the trajectory of an uninterrupted run\n"
+    "--frames-in-flight F  frames copied from the device and not yet written, at most\n"
+    "               (default 2): a thread writes them while the steps go on, and the steps\n"
+    "               wait when F are in flight. Each costs 72 bytes per slot of device and\n"
+    "               as much pinned host memory (CUDA; 720 MB each at 1e7 bodies), plus\n"
+    "               ~160 bytes per slot on the host while it is written. 0: each frame\n"
+    "               written before the steps go on\n"
     "\n"
-    "Ctrl-C (SIGINT) or SIGTERM finishes the current frame, writes it, and stops (exit\n"
-    "code 130 or 143); resume with --resume. A frame the disk cannot take (full, a file\n"
-    "size limit) is left out whole, the run stops with exit code 1, and --resume\n"
-    "continues once there is room. Errors in the model are reported as\n"
+    "Ctrl-C (SIGINT) or SIGTERM finishes the current frame, writes it and the frames in\n"
+    "flight, and stops (exit code 130 or 143); resume with --resume. A frame the disk\n"
+    "cannot take (full, a file size limit) is left out whole, the run stops with exit\n"
+    "code 1, and --resume continues once there is room. Errors in the model are reported as\n"
     "'MODEL.yaml:LINE:COLUMN: key: what is wrong' with exit code 2, and nothing is\n"
     "written.\n";
 
@@ -97,6 +105,7 @@ struct RunArgs {
   std::string model, output, resume;
   bool has_steps = false, has_seed = false, force = false;
   uint64_t steps = 0, seed = 0;
+  std::size_t frames_in_flight = 2;
   std::optional<sim::Collision> collision;
   std::vector<SetArg> sets;  // --set KEY=VALUE, in order
 };
@@ -138,6 +147,7 @@ RunArgs parse(const std::vector<std::string>& args) {
     else if (a == "--resume") r.resume = value();
     else if (a == "--collision") r.collision = parse_collision(a, value());
     else if (a == "--force") r.force = true;
+    else if (a == "--frames-in-flight") r.frames_in_flight = std::size_t(parse_count(a, value()));
     else if (a == "--set") {
       try {
         r.sets.push_back(parse_set(a, value()));
@@ -228,42 +238,10 @@ bool room_check() {
   return !(knob && std::string(knob) == "0");
 }
 
-int simulate(sim::Simulation& simulation, io::H5mdWriter& writer, const sim::Setup& setup,
-             uint64_t bodies, const std::string& out) {
-  const uint64_t first = simulation.step(), last = setup.steps;
-  const uint64_t every = std::max<uint64_t>(1, setup.output_every);
-  // Steps per call between checks of Ctrl-C and of the progress display.
-  const uint64_t slice = std::max<uint64_t>(1, std::min<uint64_t>(every, 50));
-  Progress progress(first, last);
-  while (simulation.step() < last) {
-    if (const int stop = g_stop_signal; stop != 0) {  // after the frame written last
-      std::fprintf(stderr,
-                   "\nnestsim: stopped by %s at step %llu; the trajectory is complete up to "
-                   "there. Continue with: nestsim run --resume %s --steps %llu\n",
-                   stop == SIGTERM ? "SIGTERM" : "Ctrl-C (SIGINT)",
-                   static_cast<unsigned long long>(simulation.step()), out.c_str(),
-                   static_cast<unsigned long long>(last));
-      writer.close();
-      return 128 + stop;
-    }
-    const uint64_t next_frame = std::min(last, (simulation.step() / every + 1) * every);
-    while (simulation.step() < next_frame) {
-      simulation.run(std::min(slice, next_frame - simulation.step()));
-      progress.update(simulation.step(), false);
-    }
-    try {
-      writer.write(simulation.frame());
-    } catch (const io::WriteError& e) {
-      std::fprintf(stderr, "\nnestsim: %s. Make room, then continue with: nestsim run --resume "
-                   "%s --steps %llu\n",
-                   e.what(), out.c_str(), static_cast<unsigned long long>(last));
-      return 1;
-    }
-    progress.update(simulation.step(), true);
-  }
-  const uint64_t frames = writer.frames();
-  writer.close();
-  const double wall = progress.seconds();
+// The run's summary on standard output: speed, time by phase, output.
+void report(const sim::Simulation& simulation, uint64_t frames, const io::WriteTimes& w,
+            const FrameOutput& output, std::size_t frames_in_flight, uint64_t bodies,
+            uint64_t first, uint64_t last, double wall, const std::string& out) {
   const sim::PhaseTimes t = simulation.times();
   const double steps = double(last - first);
   std::printf(
@@ -279,9 +257,57 @@ int simulate(sim::Simulation& simulation, io::H5mdWriter& writer, const sim::Set
       t.integrate, t.broadphase, static_cast<unsigned long long>(t.rebuilds), t.forces,
       t.reactions, t.output,
       static_cast<unsigned long long>(simulation.rejected_moves()));
+  const FrameOutput::Times o = output.times();
+  std::printf(
+      "  output (%zu frames in flight): the steps waited %.2f s for the writer; writer: "
+      "copy to the host %.2f s, rows %.2f s, HDF5 writes %.2f s, flushes %.2f s\n",
+      frames_in_flight, o.waited, o.copy, w.rows, w.write, w.flush);
   std::printf("  backend %s; trajectory %s (%llu frames)\n",
               sim::Simulation::backend_name().c_str(), out.c_str(),
               static_cast<unsigned long long>(frames));
+}
+
+int simulate(sim::Simulation& simulation, io::H5mdWriter& writer, const sim::Setup& setup,
+             uint64_t bodies, const std::string& out, std::size_t frames_in_flight) {
+  const uint64_t first = simulation.step(), last = setup.steps;
+  const uint64_t every = std::max<uint64_t>(1, setup.output_every);
+  // Steps per call between checks of Ctrl-C and of the progress display.
+  const uint64_t slice = std::max<uint64_t>(1, std::min<uint64_t>(every, 50));
+  Progress progress(first, last);
+  FrameOutput output(writer, frames_in_flight);
+  try {
+    while (simulation.step() < last) {
+      if (const int stop = g_stop_signal; stop != 0) {  // after the frame taken last
+        output.finish();  // every frame taken is written
+        std::fprintf(stderr,
+                     "\nnestsim: stopped by %s at step %llu; the trajectory is complete up to "
+                     "there. Continue with: nestsim run --resume %s --steps %llu\n",
+                     stop == SIGTERM ? "SIGTERM" : "Ctrl-C (SIGINT)",
+                     static_cast<unsigned long long>(simulation.step()), out.c_str(),
+                     static_cast<unsigned long long>(last));
+        writer.close();
+        return 128 + stop;
+      }
+      const uint64_t next_frame = std::min(last, (simulation.step() / every + 1) * every);
+      while (simulation.step() < next_frame) {
+        simulation.run(std::min(slice, next_frame - simulation.step()));
+        progress.update(simulation.step(), false);
+      }
+      output.write(simulation);
+      progress.update(simulation.step(), true);
+    }
+    output.finish();
+  } catch (const io::WriteError& e) {
+    std::fprintf(stderr, "\nnestsim: %s. Make room, then continue with: nestsim run --resume "
+                 "%s --steps %llu\n",
+                 e.what(), out.c_str(), static_cast<unsigned long long>(last));
+    return 1;
+  }
+  const uint64_t frames = writer.frames();
+  const io::WriteTimes write_times = writer.times();
+  writer.close();
+  report(simulation, frames, write_times, output, frames_in_flight, bodies, first, last,
+         progress.seconds(), out);
   return 0;
 }
 
@@ -319,7 +345,7 @@ int fresh_run(const RunArgs& a) {
     std::remove(out.c_str());
     throw std::runtime_error(std::string(e.what()) + "; removed it");
   }
-  return simulate(simulation, writer, setup, setup.bodies.size(), out);
+  return simulate(simulation, writer, setup, setup.bodies.size(), out, a.frames_in_flight);
 }
 
 int resumed_run(const RunArgs& a) {
@@ -333,7 +359,7 @@ int resumed_run(const RunArgs& a) {
   std::fprintf(stderr, "nestsim: resuming %s at step %llu, up to step %llu\n",
                a.resume.c_str(), static_cast<unsigned long long>(c.frame.step),
                static_cast<unsigned long long>(a.steps));
-  return simulate(simulation, writer, setup, live_bodies(c.frame), a.resume);
+  return simulate(simulation, writer, setup, live_bodies(c.frame), a.resume, a.frames_in_flight);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <thrust/execution_policy.h>
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "phase_timer.cuh"
 #include "reactions/reactions.cuh"
 #include "reactions/rules.h"
+#include "snapshot.cuh"
 #include "state.cuh"
 
 namespace nestsim::sim {
@@ -46,6 +48,8 @@ struct Simulation::Impl {
   detail::Reactions reactions{alloc};
   detail::CompartmentEvents events;
   bool lists_stale = false;  // events changed bodies: rebuild before the next step
+  // Buffers of snapshot(), shared with the pending frames (which may outlive this).
+  std::shared_ptr<detail::SnapshotPool> snapshots = std::make_shared<detail::SnapshotPool>();
 
   // The device view of the slot arrays, the lists and the step's constants.
   detail::SlotView view() {
@@ -198,6 +202,22 @@ Frame Simulation::frame() const {
   f.reaction_events = m.reactions.event_counts();
   m.state.download(f);
   return f;
+}
+
+PendingFrame Simulation::snapshot() const {
+  Impl& m = *impl_;
+  const int64_t pairs = m.lists.pairs_without_skin(m.state, m.times);  // as frame()
+  PhaseTimer timer(m.times.output, "nestsim/snapshot");
+  auto p = std::make_unique<PendingFrame::Impl>();
+  p->frame.step = m.step;
+  p->frame.time = time();
+  p->frame.next_id = m.next_id;
+  p->frame.broadphase_pairs = pairs;
+  p->frame.reaction_events = m.reactions.event_counts();
+  p->pool = m.snapshots;
+  p->buffer = m.snapshots->acquire();
+  p->buffer->capture(m.state);
+  return PendingFrame(std::move(p));
 }
 
 void Simulation::restore(const Frame& f) {

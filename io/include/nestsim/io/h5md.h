@@ -86,6 +86,13 @@ class WriteError : public std::runtime_error {
   int64_t last_step;  // the step of the last of them; -1 when none
 };
 
+// Where write() spends its time (wall-clock seconds, summed over the frames written).
+struct WriteTimes {
+  double rows = 0;   // the frame's rows and observables assembled
+  double write = 0;  // HDF5 writes (compression included)
+  double flush = 0;  // HDF5 flushes to the operating system
+};
+
 class H5mdWriter {
  public:
   // Creates (or, with `replace`, the caller's consent, replaces) the trajectory `path`
@@ -115,6 +122,7 @@ class H5mdWriter {
   void write(const sim::Frame& frame);
 
   uint64_t frames() const;  // frames in the file
+  WriteTimes times() const;
   uint64_t slots() const;   // current slot capacity
   // Whether write() checks the room on the disk before a frame (default true); off,
   // only the take-back after a failed write keeps frames whole (tests of that path).

@@ -53,6 +53,29 @@
 
 namespace nestsim::sim {
 
+// A frame whose copy from the device is under way (Simulation::snapshot()); the steps go
+// on while it completes. take() waits for the copy and assembles the Frame, bitwise
+// what Simulation::frame() gave at the same step; any one thread may call it, once.
+// Its buffers go back to the simulation's pool when it is destroyed (the simulation may
+// be gone by then).
+class PendingFrame {
+ public:
+  struct Impl;
+  explicit PendingFrame(std::unique_ptr<Impl> impl);
+  ~PendingFrame();
+  PendingFrame(PendingFrame&&) noexcept;
+  PendingFrame& operator=(PendingFrame&&) noexcept;
+  PendingFrame(const PendingFrame&) = delete;
+  PendingFrame& operator=(const PendingFrame&) = delete;
+
+  uint64_t step() const;
+  // The frame (throws std::logic_error when taken before, or moved from).
+  Frame take();
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
 struct SimulationOptions {
   // Verlet skin of the neighbour lists (length units); 0 picks 32 sqrt(2 D_max dt), adapted
   // while events keep the lists short-lived (measured on the default model: 16 rebuilt
@@ -94,6 +117,11 @@ class Simulation {
 
   // The state now, copied to the host (parent and membrane hold body ids).
   Frame frame() const;
+  // The state now, copied aside on the device (stream-ordered: the steps that follow
+  // do not wait for it) and to the host by PendingFrame::take(). Each pending frame
+  // holds a buffer of 72 bytes per slot on the device and as much pinned host memory
+  // (CUDA; on the CPU backend, the host copy only), reused by later snapshots.
+  PendingFrame snapshot() const;
   // Continues from a frame of this model (same kinds): the run goes on bitwise as if it
   // had never stopped. Throws std::invalid_argument on an inconsistent frame.
   void restore(const Frame& frame);

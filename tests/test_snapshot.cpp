@@ -1,0 +1,87 @@
+// Simulation::snapshot(): a frame copied aside while the steps go on is bitwise the
+// frame Simulation::frame() gives at the same step, whenever and on whichever thread it
+// is taken, and after the simulation is gone.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <future>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "nestsim/io/h5md.h"
+#include "nestsim/io/model.h"
+#include "nestsim/io/placement.h"
+#include "nestsim/sim/simulation.h"
+
+using namespace nestsim;
+
+namespace {
+
+// The default model: reactions, budding and fusion change the bodies, their parents and
+// membranes between frames.
+sim::Setup default_setup() {
+  return io::make_setup(io::load_model(NESTSIM_SOURCE_DIR "/models/default.yaml"));
+}
+
+template <class T>
+bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+void check_same(const sim::Frame& a, const sim::Frame& b) {
+  CHECK(a.step == b.step);
+  CHECK(std::memcmp(&a.time, &b.time, sizeof a.time) == 0);
+  CHECK(a.next_id == b.next_id);
+  CHECK(a.broadphase_pairs == b.broadphase_pairs);
+  CHECK(a.reaction_events == b.reaction_events);
+  CHECK(same_bytes(a.position, b.position));
+  CHECK(same_bytes(a.image, b.image));
+  CHECK(a.id == b.id);
+  CHECK(a.kind == b.kind);
+  CHECK(same_bytes(a.radius, b.radius));
+  CHECK(same_bytes(a.thickness, b.thickness));
+  CHECK(a.parent == b.parent);
+  CHECK(a.membrane == b.membrane);
+}
+
+}  // namespace
+
+TEST_CASE("a snapshot taken later, on another thread, is the frame of its step") {
+  sim::Simulation simulation(default_setup());
+  std::vector<sim::Frame> direct;
+  std::vector<sim::PendingFrame> pending;
+  for (int k = 0; k < 3; ++k) {
+    simulation.run(40);
+    pending.push_back(simulation.snapshot());
+    direct.push_back(simulation.frame());
+    CHECK(pending.back().step() == simulation.step());
+  }
+  simulation.run(40);  // the state moves on; the snapshots must not
+  REQUIRE(direct[0].position != direct[2].position);
+  // Taken out of order, one on another thread.
+  check_same(pending[2].take(), direct[2]);
+  const sim::Frame first = std::async(std::launch::async, [&] { return pending[0].take(); }).get();
+  check_same(first, direct[0]);
+  check_same(pending[1].take(), direct[1]);
+  CHECK_THROWS_AS(pending[1].take(), std::logic_error);
+  // The buffers are reused: a later snapshot is again the frame of its step.
+  simulation.run(10);
+  sim::PendingFrame again = simulation.snapshot();
+  check_same(again.take(), simulation.frame());
+}
+
+TEST_CASE("a snapshot outlives its simulation and survives a restore") {
+  sim::Setup setup = default_setup();
+  sim::Frame direct;
+  sim::PendingFrame pending = [&] {
+    sim::Simulation simulation(setup);
+    simulation.run(25);
+    sim::PendingFrame p = simulation.snapshot();
+    direct = simulation.frame();
+    simulation.restore(io::frame_from_setup(setup));  // new slot arrays
+    simulation.run(5);
+    return p;
+  }();
+  check_same(pending.take(), direct);
+}
