@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 
+#include "near_image.cuh"
 #include "slot_view.cuh"
 
 namespace nestsim::sim::detail {
@@ -15,14 +16,23 @@ namespace nestsim::sim::detail {
 // and return false, so the set of interacting entries (and hence everything summed
 // below) does not depend on the skin of the lists.
 NESTSIM_HD inline bool pair_force(const SlotView& v, uint32_t i, uint32_t j, double* f) {
+  const bool ci = v.compartment[i], cj = v.compartment[j];
+  double d[3] = {0, 0, 0};
+  NESTSIM_AXES(k, v.dim)
+    d[k] = near_minimum_image(v.x[k][i] - v.x[k][j], v.space.edge[k], v.space.inv_edge[k]);
+  const double d2 = v.norm2(d);
+  // Unless i reaches through j's inner surface, the overlap below is r_i + r_j - |d|:
+  // none where d2 exceeds (r_i + r_j)^2 with a margin far above rounding. Most list
+  // entries (the skin's) return here, before the tests below have read anything else
+  // and without the square root, with the verdict those tests would give.
+  if (!cj) {
+    const double reach = v.radius[i] + v.radius[j];
+    if (d2 > reach * reach * (1 + 1e-9)) return false;
+  }
   if (v.empty(i) || v.empty(j) || v.membrane[i] == int32_t(j) || v.membrane[j] == int32_t(i))
     return false;
-  const bool ci = v.compartment[i], cj = v.compartment[j];
   if (ci && (cj || v.membrane[j] < 0 || v.carries(i, j))) return false;
   if (cj && v.membrane[i] < 0) return false;
-  double d[3];
-  v.delta(v.x, i, j, d);
-  const double d2 = v.norm2(d);
   if (!(d2 > 0)) return false;  // coincident centres: no direction, no force
   const double dist = std::sqrt(d2);
   double overlap, sign;

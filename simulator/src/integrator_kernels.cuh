@@ -31,6 +31,7 @@
 #include <cstdint>
 
 #include "nestsim/sim/philox.h"
+#include "near_image.cuh"
 #include "slot_view.cuh"
 
 namespace nestsim::sim::detail {
@@ -43,7 +44,10 @@ NESTSIM_HD inline double reflect(double y, double lo, double hi) {
 }
 
 // Proposal of body i's own move: the predictor (drift of F, v.force_pred null) or
-// Heun's corrector (drift of (F + F*) / 2); both with the step's one noise draw.
+// Heun's corrector (drift of (F + F*) / 2); both with the step's one noise draw. The
+// predictor keeps its draw in v.accepted, which nothing reads until Accept overwrites it
+// after the corrector, and the corrector reads it back there: the same numbers as a
+// second draw, without a second Philox and Box-Muller per body.
 struct Propose {
   SlotView v;
   NESTSIM_HD void operator()(uint32_t i) const {
@@ -51,8 +55,13 @@ struct Propose {
     if (!v.empty(i)) {
       const double D = v.diffusion[i];
       if (D > 0) {
-        double z[4];
-        normals4(v.seed, v.step, uint64_t(v.id[i]), RandomPurpose::brownian, z);
+        double z[4] = {0, 0, 0, 0};
+        if (v.force_pred[0]) {
+          NESTSIM_AXES(k, v.dim) z[k] = v.accepted[k][i];
+        } else {
+          normals4(v.seed, v.step, uint64_t(v.id[i]), RandomPurpose::brownian, z);
+          NESTSIM_AXES(k, v.dim) v.accepted[k][i] = z[k];
+        }
         const double mobility_dt = D / v.kT * v.dt;
         const double sigma = std::sqrt(2.0 * D * v.dt);
         NESTSIM_AXES(k, v.dim) {
@@ -102,7 +111,7 @@ struct Predict {
       int32_t c = v.carrier(i);
       for (int depth = 0; c >= 0 && depth < kMaxDepth; ++depth, c = v.parent[c])
         NESTSIM_AXES(k, v.dim) p[k] += v.move[k][c];
-      v.wrap(p);
+      wrap_near(v, p);
     }
     NESTSIM_UNROLL for (int k = 0; k < 3; ++k) x_pred[k][i] = p[k];
   }
@@ -183,7 +192,7 @@ struct Apply {
       const double s = v.radius[i];
       NESTSIM_AXES(k, v.dim) p[k] = reflect(p[k], s, v.box[k] - s);
     }
-    v.wrap(p);
+    wrap_near(v, p);
     NESTSIM_UNROLL for (int k = 0; k < 3; ++k) v.x_next[k][i] = k < v.dim ? p[k] : v.x[k][i];
   }
 };
@@ -199,7 +208,7 @@ struct ApplyBound {
     v.delta(v.x, i, uint32_t(c), rel);
     double p[3] = {0, 0, 0};
     NESTSIM_AXES(k, v.dim) p[k] = v.x_next[k][c] + (rel[k] + v.accepted[k][i]);
-    v.wrap(p);
+    wrap_near(v, p);
     NESTSIM_UNROLL for (int k = 0; k < 3; ++k) v.x_next[k][i] = k < v.dim ? p[k] : v.x[k][i];
   }
 };
@@ -220,7 +229,10 @@ struct UpdateImage {
       if (fresh) {
         image[k][i] = 0;
       } else if (k < v.dim && v.space.edge[k] > 0) {
-        image[k][i] += int32_t(std::floor((before[k][i] - v.x[k][i]) * v.space.inv_edge[k] + 0.5));
+        const double moved = before[k][i] - v.x[k][i];
+        // floor(moved / edge + 1/2) is 0 for |moved| <= edge / 4 (near_image.cuh)
+        if (std::fabs(moved) > 0.25 * v.space.edge[k])
+          image[k][i] += int32_t(std::floor(moved * v.space.inv_edge[k] + 0.5));
       }
     }
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "near_image.cuh"
 #include "slot_view.cuh"
 
 namespace nestsim::sim::detail {
@@ -66,7 +67,7 @@ struct BoundOfBody {
     double d[3];
     d[0] = d[1] = d[2] = 0;
     NESTSIM_AXES(k, v.dim)
-      d[k] = minimum_image(v.x[k][i] - v.x_built[k][i], v.space.edge[k], v.space.inv_edge[k]);
+      d[k] = near_minimum_image(v.x[k][i] - v.x_built[k][i], v.space.edge[k], v.space.inv_edge[k]);
     return {std::sqrt(v.norm2(d)) + step, step};
   }
 };
