@@ -38,13 +38,20 @@ Args parse(int argc, char** argv) {
     const std::string key = argv[i];
     if (i + 1 >= argc) throw std::invalid_argument("missing value after " + key);
     const std::string value = argv[++i];
-    if (key == "--bodies") a.bodies = std::stoull(value);
-    else if (key == "--steps") a.steps = std::stoull(value);
-    else if (key == "--output-every") a.output_every = std::stoull(value);
-    else if (key == "--frames-in-flight") a.frames_in_flight = std::stoull(value);
-    else if (key == "--trajectory") a.trajectory = value;
-    else if (key == "--modes") a.modes = value;
-    else throw std::invalid_argument("unknown option " + key);
+    if (key == "--bodies")
+      a.bodies = std::stoull(value);
+    else if (key == "--steps")
+      a.steps = std::stoull(value);
+    else if (key == "--output-every")
+      a.output_every = std::stoull(value);
+    else if (key == "--frames-in-flight")
+      a.frames_in_flight = std::stoull(value);
+    else if (key == "--trajectory")
+      a.trajectory = value;
+    else if (key == "--modes")
+      a.modes = value;
+    else
+      throw std::invalid_argument("unknown option " + key);
   }
   if (a.output_every == 0 || a.frames_in_flight == 0 || a.bodies == 0)
     throw std::invalid_argument("--bodies, --output-every and --frames-in-flight must be >= 1");
@@ -73,7 +80,8 @@ sim::Setup lattice(uint64_t n) {
   for (uint64_t i = 0; i < n; ++i) {
     const uint64_t c[3] = {i % side, i / side % side, i / side / side};
     sim::Body b;
-    for (int d = 0; d < 3; ++d) b.position[std::size_t(d)] = spacing * (double(c[d]) + 0.5) + jitter(rng);
+    for (int d = 0; d < 3; ++d)
+      b.position[std::size_t(d)] = spacing * (double(c[d]) + 0.5) + jitter(rng);
     s.bodies.push_back(b);
   }
   s.capacity = n;
@@ -81,7 +89,9 @@ sim::Setup lattice(uint64_t n) {
 }
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 struct Result {
   double wall = 0, on_steps = 0, waited = 0, copy = 0, aside = 0;
@@ -141,11 +151,12 @@ int main(int argc, char** argv) {
     const sim::Setup setup = lattice(a.bodies);
     sim::Simulation simulation(setup);
     simulation.run(2);  // warm up (allocations)
-    std::printf("backend %s; %llu bodies, %llu steps per mode, a frame every %llu, %llu in flight%s\n",
-                sim::Simulation::backend_name().c_str(), (unsigned long long)a.bodies,
-                (unsigned long long)a.steps, (unsigned long long)a.output_every,
-                (unsigned long long)a.frames_in_flight,
-                a.trajectory.empty() ? ", frames not written (--trajectory)" : "");
+    std::printf(
+        "backend %s; %llu bodies, %llu steps per mode, a frame every %llu, %llu in flight%s\n",
+        sim::Simulation::backend_name().c_str(), (unsigned long long)a.bodies,
+        (unsigned long long)a.steps, (unsigned long long)a.output_every,
+        (unsigned long long)a.frames_in_flight,
+        a.trajectory.empty() ? ", frames not written (--trajectory)" : "");
     std::printf("%-6s %13s %9s %s\n", "mode", "body-steps/s", "vs none",
                 "per frame (ms): on the steps' thread [copy (aside), waited for room] | "
                 "writer: copy+assemble, rows, HDF5 write, flush");

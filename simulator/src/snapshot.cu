@@ -1,5 +1,3 @@
-#include "snapshot.cuh"
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -9,6 +7,7 @@
 
 #include "device_loops.cuh"
 #include "nestsim/sim/simulation.h"
+#include "snapshot.cuh"
 
 namespace nestsim::sim::detail {
 
@@ -114,7 +113,8 @@ void SnapshotBuffer::to_host() {
     if (host_) NESTSIM_CUDA_CHECK(cudaFreeHost(host_));
     host_ = nullptr;
     host_capacity_ = 0;
-    NESTSIM_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&host_), bytes, cudaHostAllocDefault));
+    NESTSIM_CUDA_CHECK(
+        cudaHostAlloc(reinterpret_cast<void**>(&host_), bytes, cudaHostAllocDefault));
     host_capacity_ = bytes;
   }
   if (!copy_stream_)
@@ -122,8 +122,8 @@ void SnapshotBuffer::to_host() {
   NESTSIM_CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, captured_, 0));
   for (std::size_t done = 0; done < bytes; done += kCopyPiece) {
     const std::size_t piece = std::min(kCopyPiece, bytes - done);
-    NESTSIM_CUDA_CHECK(cudaMemcpyAsync(host_ + done, device_ + done, piece,
-                                       cudaMemcpyDeviceToHost, copy_stream_));
+    NESTSIM_CUDA_CHECK(
+        cudaMemcpyAsync(host_ + done, device_ + done, piece, cudaMemcpyDeviceToHost, copy_stream_));
     NESTSIM_CUDA_CHECK(cudaStreamSynchronize(copy_stream_));
   }
 #endif

@@ -51,7 +51,7 @@ class SnapshotBuffer {
   char* device_ = nullptr;
   std::size_t host_capacity_ = 0;
   int device_id_ = 0;
-  cudaEvent_t captured_ = nullptr;    // recorded after the device copy
+  cudaEvent_t captured_ = nullptr;      // recorded after the device copy
   cudaStream_t copy_stream_ = nullptr;  // non-blocking: the steps never wait for it
 #endif
 };
