@@ -41,7 +41,9 @@
 #include <thrust/logical.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+#include <thrust/copy.h>
 #include <thrust/reduce.h>
+#include <thrust/sequence.h>
 #include <thrust/sort.h>
 
 #include <cfloat>
@@ -154,7 +156,7 @@ struct ShellKeyOf {
 };
 
 // Anchor reductions: each cell's largest member that its first `anchor` anchors do not
-// serve (r = -inf: none; ties: the lowest centre, so that the choice does not depend on
+// serve (r = -1: none; ties: the lowest centre, so that the choice does not depend on
 // the order of the reduction).
 template <class Real>
 struct Largest {
@@ -169,7 +171,7 @@ struct UnservedOf {
   uint64_t offset;
   uint32_t anchor;
   NESTSIM_HD Largest<Real> operator()(uint32_t t) const {
-    Largest<Real> out{-HUGE_VAL, {Real(0), Real(0), Real(0)}};
+    Largest<Real> out{-1.0, {Real(0), Real(0), Real(0)}};
     const GroupGrid& g = s.groups[s.group(t)];
     if (!gated(g)) return out;
     const Real r = s.load(t, out.x);
@@ -197,7 +199,7 @@ struct LargerOf {
 template <class Real>
 struct HasAnchor {
   NESTSIM_HD bool operator()(const Largest<Real>& l) const {
-    return finite(l.r) && finite(double(l.x[0])) && finite(double(l.x[1])) &&
+    return l.r >= 0 && finite(l.r) && finite(double(l.x[0])) && finite(double(l.x[1])) &&
            finite(double(l.x[2]));
   }
 };
@@ -440,6 +442,8 @@ struct ShellCells {
   thrust::device_vector<Largest<Real>> largest;
   thrust::device_vector<Spread> spread;
   thrust::device_vector<RadialInterval> hull;
+  thrust::device_vector<uint32_t> order;               // the sort's permutation
+  thrust::device_vector<BodyRecord<Real>> moved;       // the records in their new order
   uint64_t offset = 0;   // global bucket of cells[0]
   uint32_t first = 0;    // sorted position of keys[0]
 
@@ -495,8 +499,18 @@ struct ShellCells {
     for_each_index(segments, MarkShellCells{groups, raw(segment_keys), raw(spread), raw(cells),
                                             offset, t.shell_min_bodies, t.shell_max_overlap});
     for_each_index(count, ShellSortKey<Real>{s, space, raw(cells), offset, first, raw(keys)});
-    thrust::sort_by_key(exec, keys.begin(), keys.begin() + count,
-                        thrust::device_pointer_cast(records + first));
+    // The records follow a permutation (4-byte values in the sort, one gather of records):
+    // no temporary array of the over-aligned records.
+    ensure_size(order, count);
+    ensure_size(moved, count);
+    thrust::sequence(exec, order.begin(), order.begin() + count, first);
+#if defined(NESTSIM_BACKEND_CUDA)
+    thrust::sort_by_key(exec, keys.begin(), keys.begin() + count, order.begin());
+#else  // OpenMP's merges allocate inside their parallel region: not from `exec`'s cache
+    thrust::sort_by_key(nosync(), keys.begin(), keys.begin() + count, order.begin());
+#endif
+    for_each_index(count, GatherSorted<Real>{records, raw(order), raw(moved)});
+    thrust::copy_n(exec, moved.begin(), count, thrust::device_pointer_cast(records + first));
     const thrust::counting_iterator<uint32_t> from(0);
     const auto hull_key = thrust::make_transform_iterator(from, HullKey{raw(keys)});
     const auto hull_ends = thrust::reduce_by_key(

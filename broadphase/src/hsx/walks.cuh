@@ -7,6 +7,14 @@
 #include "hsx/shell_cells.cuh"
 #include "hsx/warp_ranges.cuh"
 
+// The shell cells' walks (hsx/shell_cells.cuh) compiled apart on the GPU, so that their
+// registers do not weigh on the walks of every other group.
+#if defined(__CUDACC__)
+#define NESTSIM_SHELL_WALK __noinline__
+#else
+#define NESTSIM_SHELL_WALK
+#endif
+
 namespace nestsim::detail {
 
 // HSX over all groups of levels at once (docs/perf-log.md, "all groups of levels in one
@@ -111,12 +119,16 @@ struct GroupSmallPairs {
     test.ra = s.load(a, test.pa);
     test.self = a;
     auto&& body = wrap(test);
-    if (grp.shells) {
-      auto cut = v.shell_cut(grp, test.pa, test.ra, test.qa, body);
-      walk_cells<Larger>(a, grp, test.pa, test.ra, cut);
-    } else {
+    if (grp.shells)
+      walk_shells<Larger>(a, grp, test.pa, test.ra, test.qa, body);
+    else
       walk_cells<Larger>(a, grp, test.pa, test.ra, body);
-    }
+  }
+  template <bool Larger, class Body>
+  NESTSIM_HD NESTSIM_SHELL_WALK void walk_shells(uint32_t a, const GroupGrid& grp, const Real* x,
+                                                 Real ra, Real qa, Body& body) const {
+    auto cut = v.shell_cut(grp, x, ra, qa, body);
+    walk_cells<Larger>(a, grp, x, ra, cut);
   }
   // The walk of body a (centre x, radius ra) over its window, its candidates to `body`.
   template <bool Larger, class Body>
@@ -231,12 +243,17 @@ struct GroupLargePairs {
     TestAgainst<Real, Emitter> test{s, v.space, {0, 0, 0}, 0, s.thickness(l), s.id(l), e};
     test.ra = s.load(l, test.pa);
     auto&& body = wrap(test);
-    if (grp.shells) {
-      auto cut = v.shell_cut(grp, test.pa, test.ra, test.qa, body);
-      walk_task(grp, local, test.pa, test.ra, test.qa, cut);
-    } else {
+    if (grp.shells)
+      walk_shells(grp, local, test.pa, test.ra, test.qa, body);
+    else
       walk_task(grp, local, test.pa, test.ra, test.qa, body);
-    }
+  }
+  template <class Body>
+  NESTSIM_HD NESTSIM_SHELL_WALK void walk_shells(const GroupGrid& grp, uint64_t local,
+                                                 const Real* x, Real ra, Real qa,
+                                                 Body& body) const {
+    auto cut = v.shell_cut(grp, x, ra, qa, body);
+    walk_task(grp, local, x, ra, qa, cut);
   }
   // Task `local` of large body (x, ra, qa) in group grp, its candidates to `body`.
   template <class Body>
