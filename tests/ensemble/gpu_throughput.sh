@@ -2,7 +2,8 @@
 # Members per second of `nestsim ensemble` on the GPUs of one host (issue 35's
 # measurements), for the lead's GPU machines; not part of ctest.
 #   tests/ensemble/gpu_throughput.sh [NESTSIM] [MODEL] [REPLICAS] [STEPS]
-# Defaults: ./build/cuda/nestsim, models/receptor_recycling.yaml, 16 replicas, 2000 steps.
+# Defaults: ./build/cuda/nestsim, models/receptor_recycling.yaml, 16 replicas, 2000 steps;
+# JOBS="1 2 4": the --jobs values of the one-GPU runs.
 # Prints one line per configuration: one GPU with 1, 2 and 4 members at a time
 # (--jobs; several small members per GPU) and with 2 ranks of mpirun on it, then, where the host has 2 or more GPUs, one
 # process over every GPU and mpirun -n GPUS (one rank per GPU). Every configuration runs
@@ -37,7 +38,7 @@ measure() {  # measure LABEL COMMAND...: runs it, prints members/s
 
 args=(ensemble "$model" --replicas "$replicas" --steps "$steps")
 echo "nestsim ensemble: $model, $replicas members of $steps steps, $gpus GPU(s)"
-for jobs in 1 2 4; do
+for jobs in ${JOBS:-1 2 4}; do
   CUDA_VISIBLE_DEVICES=$first measure "1 GPU, $jobs member(s) at a time" "$nestsim" "${args[@]}" --jobs "$jobs"
 done
 # Two processes on one GPU: their kernels overlap (threads of one process share the
