@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "nestsim/device/check.cuh"
+#include "nestsim/device/exec.cuh"
 
 namespace nestsim::sim::detail {
 
@@ -21,16 +22,25 @@ const T* raw(const thrust::device_vector<T>& v) {
   return thrust::raw_pointer_cast(v.data());
 }
 
+// f(i) for i in [0, n), through nestsim::detail::on_items_on (device/exec.cuh): on the
+// CPU with teams that follow the cores other programs leave free, and on the calling
+// thread below serial_items() (nestsim/tuning.h).
+template <class F, class Index>
+void for_each_item(Index n, const F& f) {
+  if (n == 0) return;
+  nestsim::detail::on_items_on(thrust::device, uint64_t(n), [&](const auto& exec) {
+    thrust::for_each_n(exec, thrust::counting_iterator<Index>(0), n, f);
+  });
+}
+
 template <class F>
 void for_each_slot(uint32_t n, F f) {
-  if (n == 0) return;
-  thrust::for_each_n(thrust::device, thrust::counting_iterator<uint32_t>(0), n, f);
+  for_each_item(n, f);
 }
 
 template <class F>
 void for_each_index(uint64_t n, F f) {
-  if (n == 0) return;
-  thrust::for_each_n(thrust::device, thrust::counting_iterator<uint64_t>(0), n, f);
+  for_each_item(n, f);
 }
 
 inline void device_sync() {

@@ -170,6 +170,23 @@ inline Tuning tuning_for(Backend backend) {
 Backend built_backend();
 inline Tuning default_tuning() { return tuning_for(built_backend()); }
 
+// The CPU backend's serial path for small work: an index loop of the broad phase or the
+// simulator over fewer than this many items runs on the calling thread (thrust::seq)
+// instead of an OpenMP parallel region. Process-wide rather than a field of Tuning: the
+// loops are free functions below every options struct. Default 0 (off): the item count
+// is no measure of a loop's work (HSX's few large-body tasks are its heaviest loops;
+// `pairs --bench` on the example cell took 1.5x as long from 64 items on), and on shared
+// cores the teams below pay more ("teams that follow the free cores"). CUDA: no effect.
+uint64_t serial_items();
+void set_serial_items(uint64_t items);
+
+// The CPU backend's OpenMP teams follow the cores of the process's CPU set that other
+// programs leave free, measured from /proc/stat every 100 ms (the first 100 ms keep
+// OpenMP's own count): on 2 cores beside one busy program a team is one thread, so no
+// parallel region waits for a thread that the scheduler has set aside; on idle cores it
+// is OpenMP's count. On by default; false keeps OpenMP's count. CUDA: no effect.
+void set_follow_free_cores(bool on);
+
 // Sets a field by its name as written above ("hsx.rim_per_small"; booleans 0 or 1),
 // for benchmarks that take tuning from their command line; throws std::invalid_argument
 // for an unknown name. tuning_field_names() lists them.

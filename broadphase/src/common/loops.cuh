@@ -14,11 +14,14 @@
 namespace nestsim::detail {
 
 // f(i) for i in [0, n), on the default stream (nosync) or with the given policy (a
-// stream of its own: SideStream).
+// stream of its own: SideStream); on the CPU through on_items_on (exec.cuh): teams that
+// follow the free cores, the calling thread alone below serial_items().
 template <class Policy, class F, class Index>
 void for_each_index_on(const Policy& exec, Index n, F f) {
   if (n == 0) return;
-  thrust::for_each_n(exec, thrust::counting_iterator<Index>(0), n, f);
+  on_items_on(exec, uint64_t(n), [&](const auto& e) {
+    thrust::for_each_n(e, thrust::counting_iterator<Index>(0), n, f);
+  });
 }
 template <class F, class Index>
 void for_each_index(Index n, F f) {

@@ -1,6 +1,7 @@
 // Tuning: the backend's identity, the range checks and the fields by name.
 #include "nestsim/tuning.h"
 
+#include <atomic>
 #include <stdexcept>
 #include <type_traits>
 
@@ -13,6 +14,15 @@ Backend built_backend() {
   return Backend::cpu;
 #endif
 }
+
+namespace {
+
+std::atomic<uint64_t> g_serial_items{0};
+
+}  // namespace
+
+uint64_t serial_items() { return g_serial_items.load(std::memory_order_relaxed); }
+void set_serial_items(uint64_t items) { g_serial_items.store(items, std::memory_order_relaxed); }
 
 namespace {
 

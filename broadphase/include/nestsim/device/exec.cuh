@@ -5,11 +5,14 @@
 #include <thrust/execution_policy.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <new>
 #include <stdexcept>
 #include <string>
+
+#include "nestsim/tuning.h"
 
 #if defined(NESTSIM_BACKEND_CUDA)
 #include <thrust/system/cuda/execution_policy.h>
@@ -134,6 +137,26 @@ inline auto nosync() {
 #else
   return thrust::omp::par;
 #endif
+}
+
+// The CPU backend: sets the calling thread's OpenMP team size to the cores that other
+// programs leave free (tuning.h, set_follow_free_cores); cheap between its samples.
+void follow_free_cores();
+
+// f(exec) for a data-parallel step over n items: on the CPU, after follow_free_cores(),
+// the calling thread alone (thrust::seq) below serial_items() (tuning.h), else the
+// parallel policy given; on CUDA always the parallel policy. The one place where the
+// broad phase's and the simulator's loops choose their path. f takes the policy as
+// `const auto&`.
+template <class Parallel, class F>
+auto on_items_on(const Parallel& parallel, uint64_t n, F&& f) {
+#if defined(NESTSIM_BACKEND_CUDA)
+  (void)n;
+#else
+  follow_free_cores();
+  if (n < serial_items()) return f(thrust::seq);
+#endif
+  return f(parallel);
 }
 
 }  // namespace nestsim::detail

@@ -1,0 +1,123 @@
+// The CPU backend's team size on shared cores (nestsim/tuning.h, follow_free_cores):
+// OpenMP's teams follow the cores of the process's CPU set that other programs leave
+// free, measured from /proc/stat over windows of 100 ms.
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+
+#include "nestsim/tuning.h"
+
+namespace nestsim {
+namespace {
+
+std::atomic<bool> g_follow{true};
+
+#if defined(NESTSIM_BACKEND_CPU) && defined(_OPENMP)
+// 10 clock ticks of /proc/stat per core at the usual 100 Hz.
+constexpr int64_t kWindowNs = 100'000'000;
+
+std::atomic<int> g_free_cores{0};  // 0: not measured yet
+std::atomic<int64_t> g_next_sample{0};
+std::mutex g_sampling;
+
+struct Sample {
+  int64_t wall_ns = 0;
+  int64_t busy_ns = 0;  // every task's time on the set's cores
+  int64_t own_ns = 0;   // this process's CPU time
+};
+Sample g_last;  // guarded by g_sampling
+
+int64_t clock_ns(clockid_t clock) {
+  timespec t{};
+  clock_gettime(clock, &t);
+  return int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+// The busy time (user, nice, system, irq, softirq, steal) of the cores in `set` since
+// boot in ns, from /proc/stat's per-core lines; -1 without it.
+int64_t busy_ns(const cpu_set_t& set) {
+  FILE* f = std::fopen("/proc/stat", "r");
+  if (!f) return -1;
+  const int64_t tick_ns = 1'000'000'000 / std::max(1L, sysconf(_SC_CLK_TCK));
+  char line[512];
+  int64_t ticks = 0;
+  bool any = false;
+  while (std::fgets(line, sizeof line, f)) {
+    unsigned cpu = 0;
+    unsigned long long user, nice, sys, idle, iowait, irq, softirq, steal;
+    if (line[0] != 'c' || line[1] != 'p' || line[2] != 'u' || line[3] == ' ') continue;
+    if (std::sscanf(line + 3, "%u %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &user, &nice,
+                    &sys, &idle, &iowait, &irq, &softirq, &steal) != 9)
+      continue;
+    if (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &set)) continue;
+    ticks += int64_t(user + nice + sys + irq + softirq + steal);
+    any = true;
+  }
+  std::fclose(f);
+  return any ? ticks * tick_ns : -1;
+}
+
+// One window: the cores left free = the set's cores less those other programs kept
+// busy (their busy time less this process's, rounded to whole cores), at least one.
+void sample() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return;
+  const Sample s{clock_ns(CLOCK_MONOTONIC), busy_ns(set), clock_ns(CLOCK_PROCESS_CPUTIME_ID)};
+  if (s.busy_ns < 0) {  // no /proc/stat: OpenMP's own count
+    g_follow.store(false, std::memory_order_relaxed);
+    return;
+  }
+  if (g_last.wall_ns > 0 && s.wall_ns > g_last.wall_ns) {
+    const double others = double((s.busy_ns - g_last.busy_ns) - (s.own_ns - g_last.own_ns)) /
+                          double(s.wall_ns - g_last.wall_ns);
+    const int cores = CPU_COUNT(&set);
+    g_free_cores.store(std::max(1, cores - int(std::max(0.0, others) + 0.5)),
+                       std::memory_order_relaxed);
+  }
+  g_last = s;
+}
+#endif
+
+}  // namespace
+
+void set_follow_free_cores(bool on) { g_follow.store(on, std::memory_order_relaxed); }
+
+namespace detail {
+
+void follow_free_cores() {
+#if defined(NESTSIM_BACKEND_CPU) && defined(_OPENMP)
+  thread_local int applied = 0;  // the free cores this thread's teams follow (0: none)
+  thread_local int own = 0;      // the thread's team size before
+  if (!g_follow.load(std::memory_order_relaxed)) {
+    if (applied) omp_set_num_threads(own);
+    applied = 0;
+    return;
+  }
+  const int64_t now = clock_ns(CLOCK_MONOTONIC);
+  if (now >= g_next_sample.load(std::memory_order_relaxed)) {
+    std::unique_lock<std::mutex> lock(g_sampling, std::try_to_lock);
+    if (lock.owns_lock() && now >= g_next_sample.load(std::memory_order_relaxed)) {
+      sample();
+      g_next_sample.store(now + kWindowNs, std::memory_order_relaxed);
+    }
+  }
+  const int free = g_free_cores.load(std::memory_order_relaxed);
+  if (free == 0 || free == applied) return;
+  if (applied == 0) own = omp_get_max_threads();
+  omp_set_num_threads(std::min(own, free));
+  applied = free;
+#endif
+}
+
+}  // namespace detail
+}  // namespace nestsim
