@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -36,7 +37,10 @@ class CachingAllocator {
     for (auto& [p, size] : used_) release(p);
   }
 
+  // Thread-safe: on the CPU backend, Thrust's parallel sorts allocate their merge
+  // buffers from inside their OpenMP teams, several threads at once.
   char* allocate(std::ptrdiff_t bytes) {
+    const std::lock_guard<std::mutex> lock(mutex_);
     const std::size_t n = std::size_t(bytes);
     auto it = free_.lower_bound(n);
     if (it != free_.end() && it->first <= 2 * n + 4096) {
@@ -57,6 +61,7 @@ class CachingAllocator {
   }
 
   void deallocate(char* p, std::size_t) {
+    const std::lock_guard<std::mutex> lock(mutex_);
     auto it = used_.find(p);
     if (it == used_.end()) return;
     free_.emplace(it->second, p);
@@ -96,6 +101,7 @@ class CachingAllocator {
 #endif
   }
 
+  std::mutex mutex_;
   std::multimap<std::size_t, char*> free_;
   std::map<char*, std::size_t> used_;
 };
