@@ -249,8 +249,10 @@ def test_reader(tmp):
     """ensemble.h5 read while the ensemble runs, held open for a while (HDF5's lock makes
     rank 0 wait): every member is recorded in the end. No --set or --scan here."""
     d = os.path.join(tmp, "read")
+    # Members of 4,000 steps (~0.3-1 s each): the ensemble runs for seconds, so the
+    # reader meets it midway on a fast machine too.
     job = subprocess.Popen([NESTSIM, "ensemble", DECAY, "-o", d, "--replicas", "30",
-                            "--threads", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            "--steps", "4000", "--threads", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True, env=dict(ENV, HDF5_USE_FILE_LOCKING="TRUE"))
     index, seen = os.path.join(d, "ensemble.h5"), None
     deadline = time.time() + 120
