@@ -158,7 +158,7 @@ def test_run_releases_the_gil(small_model_file):
             time.sleep(0.01)
     t = threading.Thread(target=tick)
     t.start()
-    sim.run(150, progress=False)
+    sim.run(1500, progress=False)  # ~0.1-1 s: long enough for the ticker to tick 5 times
     done.set()
     t.join()
     assert len(ticks) >= 5
