@@ -1,6 +1,7 @@
 // The CPU backend's team size on shared cores (nestsim/tuning.h, follow_free_cores):
 // OpenMP's teams follow the cores of the process's CPU set that other programs leave
-// free, measured from /proc/stat over windows of 100 ms.
+// free, measured from /proc/stat over windows of 100 ms; before the first window ends,
+// estimated from the tasks running at the first look (/proc/stat's procs_running).
 #include <sched.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,16 +43,23 @@ int64_t clock_ns(clockid_t clock) {
   return int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
 }
 
+struct Stat {
+  int64_t busy_ns = -1;  // -1: no /proc/stat
+  int running = 0;       // tasks running or runnable now, this thread included (0: unknown)
+};
+
 // The busy time (user, nice, system, irq, softirq, steal) of the cores in `set` since
-// boot in ns, from /proc/stat's per-core lines; -1 without it.
-int64_t busy_ns(const cpu_set_t& set) {
+// boot in ns, from /proc/stat's per-core lines, and its procs_running.
+Stat read_stat(const cpu_set_t& set) {
+  Stat out;
   FILE* f = std::fopen("/proc/stat", "r");
-  if (!f) return -1;
+  if (!f) return out;
   const int64_t tick_ns = 1'000'000'000 / std::max(1L, sysconf(_SC_CLK_TCK));
   char line[512];
   int64_t ticks = 0;
   bool any = false;
   while (std::fgets(line, sizeof line, f)) {
+    if (std::sscanf(line, "procs_running %d", &out.running) == 1) continue;
     unsigned cpu = 0;
     unsigned long long user, nice, sys, idle, iowait, irq, softirq, steal;
     if (line[0] != 'c' || line[1] != 'p' || line[2] != 'u' || line[3] == ' ') continue;
@@ -63,24 +71,31 @@ int64_t busy_ns(const cpu_set_t& set) {
     any = true;
   }
   std::fclose(f);
-  return any ? ticks * tick_ns : -1;
+  if (any) out.busy_ns = ticks * tick_ns;
+  return out;
 }
 
 // One window: the cores left free = the set's cores less those other programs kept
 // busy (their busy time less this process's, rounded to whole cores), at least one.
+// The first look has no window: the tasks running then, less this thread, stand for
+// the other programs (machine-wide, so at most an overestimate on a pinned set), so
+// that a command shorter than a window does not start with a team of every core.
 void sample() {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) != 0) return;
-  const Sample s{clock_ns(CLOCK_MONOTONIC), busy_ns(set), clock_ns(CLOCK_PROCESS_CPUTIME_ID)};
+  const Stat stat = read_stat(set);
+  const Sample s{clock_ns(CLOCK_MONOTONIC), stat.busy_ns, clock_ns(CLOCK_PROCESS_CPUTIME_ID)};
   if (s.busy_ns < 0) {  // no /proc/stat: OpenMP's own count
     g_follow.store(false, std::memory_order_relaxed);
     return;
   }
-  if (g_last.wall_ns > 0 && s.wall_ns > g_last.wall_ns) {
+  const int cores = CPU_COUNT(&set);
+  if (g_last.wall_ns == 0 && stat.running > 0) {
+    g_free_cores.store(std::max(1, cores - (stat.running - 1)), std::memory_order_relaxed);
+  } else if (g_last.wall_ns > 0 && s.wall_ns > g_last.wall_ns) {
     const double others = double((s.busy_ns - g_last.busy_ns) - (s.own_ns - g_last.own_ns)) /
                           double(s.wall_ns - g_last.wall_ns);
-    const int cores = CPU_COUNT(&set);
     g_free_cores.store(std::max(1, cores - int(std::max(0.0, others) + 0.5)),
                        std::memory_order_relaxed);
   }
