@@ -37,6 +37,7 @@ void take_collision(const std::string& path, const Checkpoint& c,
 Resumption prepare_resume(const std::string& path, uint64_t steps,
                           std::optional<sim::Collision> collision) {
   Resumption r;
+  r.repair = repair_trajectory(path);  // before anything reads the frames
   r.checkpoint = read_last_frame(path);
   const Checkpoint& c = r.checkpoint;
   Model model = parse_model(c.model_text, c.model_path);

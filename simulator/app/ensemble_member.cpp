@@ -10,6 +10,7 @@
 
 #include "nestsim/io/h5md.h"
 #include "nestsim/io/placement.h"
+#include "nestsim/io/repair.h"
 #include "nestsim/io/resume.h"
 #include "nestsim/sim/simulation.h"
 #include "nestsim/version.h"
@@ -39,9 +40,17 @@ struct Running {
   std::string how;
 };
 
-// Continues `out` when it is this member's and readable; false when it must be
-// (re)started. `complete` is set when it already holds the last step.
+// Continues `out` when it is this member's and readable (repaired first when a kill
+// damaged it); false when it must be (re)started, with r.how saying why when the file was
+// damaged beyond repair. `complete` is set when it already holds the last step.
 bool try_resume(const io::Model& model, const std::string& out, Running& r, bool& complete) {
+  io::Repair repair;
+  try {
+    repair = io::repair_trajectory(out);
+  } catch (const std::exception& e) {  // deterministic: a new run gives the same result
+    r.how = std::string("run again from step 0: ") + e.what();
+    return false;
+  }
   io::Checkpoint c;
   try {
     c = io::read_last_frame(out);
@@ -62,6 +71,7 @@ bool try_resume(const io::Model& model, const std::string& out, Running& r, bool
   r.simulation->restore(resumption.checkpoint.frame);
   r.writer = std::make_unique<io::H5mdWriter>(io::H5mdWriter::append(out));
   r.how = "resumed at step " + std::to_string(c.frame.step);
+  if (repair.repaired) r.how += " (" + io::describe_repair(out, repair) + ")";
   return true;
 }
 
@@ -73,7 +83,7 @@ void start_fresh(const io::Model& model, const std::string& out, Running& r) {
   r.simulation = std::make_unique<sim::Simulation>(setup);
   r.writer = std::make_unique<io::H5mdWriter>(out, setup, NESTSIM_VERSION_STRING, true);
   r.writer->write(r.simulation->frame());
-  r.how = "run";
+  if (r.how.empty()) r.how = "run";
 }
 
 // The frame schedule of `nestsim run`: every `every` steps and the last step.

@@ -352,6 +352,10 @@ int resumed_run(const RunArgs& a) {
   const io::Resumption r = io::prepare_resume(a.resume, a.steps, a.collision);
   const io::Checkpoint& c = r.checkpoint;
   const sim::Setup& setup = r.setup;
+  if (r.repair.repaired)
+    std::fprintf(stderr, "nestsim run: %s; continuing from step %llu\n",
+                 io::describe_repair(a.resume, r.repair).c_str(),
+                 static_cast<unsigned long long>(c.frame.step));
   sim::Simulation simulation(setup);
   simulation.restore(c.frame);
   io::H5mdWriter writer = io::H5mdWriter::append(a.resume);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "nestsim/io/h5md.h"
+#include "nestsim/io/repair.h"
 #include "nestsim/sim/setup.h"
 
 namespace nestsim::io {
@@ -13,11 +14,13 @@ namespace nestsim::io {
 struct Resumption {
   Checkpoint checkpoint;  // the file's last complete frame and parameters
   sim::Setup setup;       // the file's model, seed and collision, up to `steps`
+  Repair repair;          // what repair_trajectory did to the file first
 };
 
-// Reads the trajectory at `path` and the model it stores, to continue it up to step
-// `steps` (total), with the broad phase `collision` when given. Throws InputError (the
-// file, what is wrong: not a trajectory, a collision that is neither hollow nor solid,
+// Repairs the trajectory at `path` when a kill left it damaged (repair_trajectory), then
+// reads it and the model it stores, to continue it up to step `steps` (total), with the
+// broad phase `collision` when given. Throws InputError (the file, what is wrong: damaged
+// beyond repair, not a trajectory, a collision that is neither hollow nor solid,
 // reaction counts of other rules) or std::invalid_argument for a request the file
 // contradicts (`steps` not past its last frame, another collision than it was written
 // with).
