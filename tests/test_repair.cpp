@@ -19,7 +19,7 @@ using namespace nestsim::testing;
 
 namespace {
 
-const char* kind_count = "/observables/kind_count/value";  // 64 frames a chunk
+const char* kind_count = "/observables/kind_count/value";   // 64 frames a chunk
 const char* position = "/particles/bodies/position/value";  // 1 frame a chunk
 
 std::string path(const std::string& name) { return temp_path(name); }

@@ -1,8 +1,6 @@
 // Repairing a trajectory damaged by a kill while it was written (nestsim/io/repair.h):
 // find the frames every time series still reads, copy the file with those frames into a
 // new one, keep the damaged one aside.
-#include "nestsim/io/repair.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +15,7 @@
 #include <vector>
 
 #include "h5md_layout.h"
+#include "nestsim/io/repair.h"
 #include "nestsim/io/scene_csv.h"  // InputError
 
 namespace nestsim::io {
@@ -32,8 +31,8 @@ constexpr uint64_t copy_block_bytes = 16ull << 20;    // rows copied per read an
 
 // One link of the file, in the order a depth-first walk meets it.
 struct Link {
-  std::string path;    // absolute
-  H5L_type_t type;     // hard, soft or external
+  std::string path;               // absolute
+  H5L_type_t type;                // hard, soft or external
   haddr_t address = HADDR_UNDEF;  // of a hard link's object
   H5O_type_t object = H5O_TYPE_UNKNOWN;
 };
@@ -43,7 +42,7 @@ struct Series {
   std::string path;
   haddr_t address = HADDR_UNDEF;
   std::vector<hsize_t> dims, chunk;
-  uint64_t row_bytes = 0;  // one frame, uncompressed
+  uint64_t row_bytes = 0;                          // one frame, uncompressed
   bool per_slot() const { return chunk[0] == 1; }  // one frame a chunk, written once
 };
 
@@ -90,7 +89,8 @@ std::vector<Series> time_series(hid_t file, const std::vector<Link>& links) {
   std::vector<Series> out;
   for (const Link& l : links) {
     if (l.object != H5O_TYPE_DATASET) continue;
-    if (std::any_of(out.begin(), out.end(), [&](const Series& s) { return s.address == l.address; }))
+    if (std::any_of(out.begin(), out.end(),
+                    [&](const Series& s) { return s.address == l.address; }))
       continue;
     const Handle d = hdf5::open_dataset(file, l.path);
     const Handle props(H5Dget_create_plist(d.get()), H5Pclose, "cannot read " + l.path);
@@ -120,11 +120,11 @@ struct Rows {
     start[0] = first;
     count[0] = frames;
     file_space = Handle(H5Dget_space(d), H5Sclose, "dataspace");
-    check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
-                              count.data(), nullptr),
+    check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
+                              nullptr),
           "hyperslab");
-    memory_space = Handle(H5Screate_simple(int(count.size()), count.data(), nullptr), H5Sclose,
-                          "dataspace");
+    memory_space =
+        Handle(H5Screate_simple(int(count.size()), count.data(), nullptr), H5Sclose, "dataspace");
   }
 };
 
@@ -190,8 +190,9 @@ void copy_attributes(hid_t from, hid_t to, const std::string& where) {
     std::vector<unsigned char> value(std::size_t(std::max<hssize_t>(points, 1)) *
                                      H5Tget_size(type.get()));
     check(H5Aread(a.get(), type.get(), value.data()), "cannot read " + what);
-    const Handle copy(H5Acreate2(to, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
-                      H5Aclose, "cannot create " + what);
+    const Handle copy(
+        H5Acreate2(to, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
+        "cannot create " + what);
     const herr_t written = H5Awrite(copy.get(), type.get(), value.data());
     if (H5Tdetect_class(type.get(), H5T_VLEN) > 0 || H5Tis_variable_str(type.get()) > 0)
       H5Dvlen_reclaim(type.get(), space.get(), H5P_DEFAULT, value.data());
@@ -209,8 +210,8 @@ void copy_series(hid_t from, hid_t to, const Series& s, hsize_t keep) {
   std::vector<hsize_t> extent = s.dims, maxdims(s.dims.size());
   H5Sget_simple_extent_dims(old_space.get(), nullptr, maxdims.data());
   extent[0] = keep;
-  const Handle space(H5Screate_simple(int(extent.size()), extent.data(), maxdims.data()),
-                     H5Sclose, "dataspace");
+  const Handle space(H5Screate_simple(int(extent.size()), extent.data(), maxdims.data()), H5Sclose,
+                     "dataspace");
   const Handle copy(H5Dcreate2(to, s.path.c_str(), type.get(), space.get(), H5P_DEFAULT,
                                props.get(), H5P_DEFAULT),
                     H5Dclose, "cannot create " + s.path);
@@ -262,9 +263,9 @@ void copy_file(hid_t from, hid_t to, const std::vector<Link>& links,
       continue;
     }
     if (const auto earlier = made.find(l.address); earlier != made.end()) {
-      check(H5Lcreate_hard(to, earlier->second.c_str(), to, l.path.c_str(), H5P_DEFAULT,
-                           H5P_DEFAULT),
-            "cannot link " + l.path);
+      check(
+          H5Lcreate_hard(to, earlier->second.c_str(), to, l.path.c_str(), H5P_DEFAULT, H5P_DEFAULT),
+          "cannot link " + l.path);
       continue;
     }
     made[l.address] = l.path;
@@ -312,8 +313,8 @@ std::string keep_aside(const std::string& path) {
     struct stat st;  // a file system without hard links: rename to a free name
     if (::stat(name.c_str(), &st) == 0) continue;
     if (std::rename(path.c_str(), name.c_str()) == 0) return name;
-    throw InputError(path, 0, "cannot keep the damaged file as " + name + ": " +
-                                  std::strerror(errno));
+    throw InputError(path, 0,
+                     "cannot keep the damaged file as " + name + ": " + std::strerror(errno));
   }
   throw InputError(path, 0, "cannot keep the damaged file: " + path + ".damaged.* all taken");
 }
@@ -371,8 +372,9 @@ Repair repair_trajectory(const std::string& given) {
   }
   r.backup = keep_aside(path);
   if (std::rename(temporary.c_str(), path.c_str()) != 0)
-    throw InputError(given, 0, "cannot put the repaired copy " + temporary + " in its place: " +
-                                   std::strerror(errno));
+    throw InputError(
+        given, 0,
+        "cannot put the repaired copy " + temporary + " in its place: " + std::strerror(errno));
   sync_file(directory_of(path));
   return r;
 }

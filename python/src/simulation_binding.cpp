@@ -15,6 +15,7 @@
 #include "model_binding.h"
 #include "nestsim/io/h5md.h"
 #include "nestsim/io/placement.h"
+#include "nestsim/io/repair.h"
 #include "nestsim/sim/simulation.h"
 #include "nestsim/version.h"
 
@@ -83,9 +84,14 @@ class Simulation {
     }
   }
 
-  // Continues the trajectory `path` from its last frame (run_command.cpp, resumed_run).
+  // Continues the trajectory `path` from its last frame (run_command.cpp, resumed_run),
+  // repaired first when a kill damaged it (a RuntimeWarning says what was kept).
   static std::unique_ptr<Simulation> resume(const std::string& path,
                                             std::optional<std::string> collision) {
+    const io::Repair repair = io::repair_trajectory(path);
+    if (repair.repaired &&
+        PyErr_WarnEx(PyExc_RuntimeWarning, io::describe_repair(path, repair).c_str(), 1) < 0)
+      throw py::error_already_set();
     const io::Checkpoint c = io::read_last_frame(path);
     std::unique_ptr<Simulation> s(new Simulation());
     s->model_ = io::parse_model(c.model_text, c.model_path);

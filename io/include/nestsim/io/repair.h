@@ -22,11 +22,11 @@
 namespace nestsim::io {
 
 struct Repair {
-  bool repaired = false;             // false: every series read, the file is untouched
-  uint64_t frames_before = 0;        // complete frames of the damaged file
-  uint64_t frames_kept = 0;          // frames [0, frames_kept) of the repaired file
+  bool repaired = false;                // false: every series read, the file is untouched
+  uint64_t frames_before = 0;           // complete frames of the damaged file
+  uint64_t frames_kept = 0;             // frames [0, frames_kept) of the repaired file
   std::vector<std::string> unreadable;  // the datasets with a chunk that did not read
-  std::string backup;                // the damaged file, renamed: path.damaged[.N]
+  std::string backup;                   // the damaged file, renamed: path.damaged[.N]
 };
 
 // Checks `path` and, when a chunk of a series does not read, replaces it by a copy that
