@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <hdf5.h>
 
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -170,4 +171,35 @@ TEST_CASE("repair_trajectory: not a trajectory is an InputError naming the file"
   const std::string expected = text + ": not a nestsim trajectory";
   CHECK_THROWS_WITH_AS(nestsim::io::repair_trajectory(text), doctest::Contains(expected.c_str()),
                        nestsim::io::InputError);
+}
+
+TEST_CASE("an ensemble run again repairs a damaged member, or runs it again from step 0") {
+  const std::string ensemble = "OMP_NUM_THREADS=1 " + std::string(NESTSIM_BINARY) + " ensemble " +
+                               NESTSIM_SOURCE_DIR +
+                               "/tests/ensemble/decay.yaml -o ens --steps 1000 --replicas 2"
+                               " --set simulation.output.every=10"
+                               " --set reactions.decay.rate=0.05 --threads 1";
+  const Run first = run_shell("cd " + temp_dir() + " && " + ensemble);
+  REQUIRE_MESSAGE(first.code == 0, first.err);
+  const std::string a = path("ens/members/0000.h5"), b = path("ens/members/0001.h5");
+  std::ofstream(path("whole0.h5"), std::ios::binary) << slurp(a);
+  std::ofstream(path("whole1.h5"), std::ios::binary) << slurp(b);
+  damage_chunk(a, kind_count, 70);  // frames 0-63 kept
+  damage_chunk(b, kind_count, 0);   // nothing kept
+  // Every member run again: as after a kill, before ensemble.h5 recorded them.
+  std::remove(path("ens/ensemble.h5").c_str());
+  const Run again = run_shell("cd " + temp_dir() + " && " + ensemble);
+  REQUIRE_MESSAGE(again.code == 0, again.err);
+  CHECK_MESSAGE(contains(again.out,
+                         "resumed at step 630 (ens/members/0000.h5 was damaged (killed while "
+                         "writing?): /observables/kind_count/value unreadable; kept frames 0-63 "
+                         "of 101, the damaged file is ens/members/0000.h5.damaged)"),
+                again.out);
+  CHECK_MESSAGE(contains(again.out,
+                         "run again from step 0: ens/members/0001.h5: damaged (killed while "
+                         "writing?): /observables/kind_count/value unreadable from frame 0"),
+                again.out);
+  std::string diff;
+  CHECK_MESSAGE(same_h5(a, path("whole0.h5"), diff), diff);
+  CHECK_MESSAGE(same_h5(b, path("whole1.h5"), diff), diff);
 }
