@@ -1,12 +1,14 @@
 // Crowded cells of near-concentric shells (broadphase/src/hsx/shell_cells.cuh): the
-// families they exist for (concentric, near-concentric, a cell full of nested vesicles)
-// in 2D and 3D, float and double, open and periodic, with and without a skin, against the
+// families they exist for (concentric, near-concentric, a cell full of nested vesicles,
+// a stack among more lysosomes than a cell has anchors) in 2D and 3D, float and double, open and periodic, with and without a skin, against the
 // brute-force reference (reference.h): the grid forced (the GPU's default takes all pairs
 // below 15000 bodies), its pairs in the order found, and the automatic choice; on one
 // configuration per family also the old walk (shell cells off) and solid spheres.
 // test_broadphase_paths forces shell cells on every scene family of scene_cases.h.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -27,11 +29,56 @@ struct Family {
   scenes::Scene (*make)(int dim);
 };
 
+// One stack of 120 near-concentric shells beside 24 lysosomes of radius 18 (wall 1), each
+// holding 40 ILVs (radius 0.5 to 1, wall 0.3 r), all in the stack's few cells: more
+// compartments than a cell has anchors (shell_cells.cuh, kShellAnchors), so that the
+// ILVs of the lysosomes without one go with the nearest anchor; and ILVs that touch,
+// cut or sit inside their lysosome's wall.
+scenes::Scene crowded_lysosomes(int dim) {
+  std::mt19937_64 rng(23);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  auto in_ball = [&](const double* c, double radius, double* out) {
+    double u[3], n2;
+    do {
+      for (double& v : u) v = 2 * unit(rng) - 1;
+      if (dim == 2) u[2] = 0;
+      n2 = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
+    } while (n2 > 1);
+    for (int a = 0; a < 3; ++a) out[a] = c[a] + radius * u[a];
+  };
+  scenes::Scene s;
+  s.domain.dim = dim;
+  const double centre[3] = {400, 400, dim == 3 ? 400.0 : 0.0};
+  for (int i = 1; i <= 120; ++i) {
+    double x[3];
+    in_ball(centre, 0.3, x);
+    s.bodies.push_back(x[0], x[1], x[2], 2.0 * i, unit(rng) < 0.05 ? 1.8 : 0.5);
+  }
+  for (int l = 0; l < 24; ++l) {
+    double c[3];
+    do in_ball(centre, 380, c);  // off the stack (radius 240), inside the box
+    while (std::hypot(c[0] - centre[0], c[1] - centre[1], c[2] - centre[2]) < 262);
+    s.bodies.push_back(c[0], c[1], c[2], 18.0, 1.0);
+    for (int i = 0; i < 40; ++i) {
+      double x[3];
+      in_ball(c, 17.5, x);
+      const double r = 0.5 + 0.5 * unit(rng);
+      s.bodies.push_back(x[0], x[1], x[2], r, 0.3 * r);
+    }
+  }
+  for (int a = 0; a < 3; ++a) {
+    s.domain.lo[a] = 0;
+    s.domain.size[a] = a < dim ? 800 : 0;
+  }
+  return s;
+}
+
 std::vector<Family> families() {
   return {
       {"concentric", [](int dim) { return scenes::concentric(scaled(1000), dim); }},
       {"near-concentric", [](int dim) { return scenes::near_concentric(scaled(1000), dim, 7); }},
       {"nested", [](int dim) { return scenes::nested(scaled(3000), dim, 11); }},
+      {"crowded lysosomes", crowded_lysosomes},
   };
 }
 
@@ -90,5 +137,8 @@ TEST_CASE("nested shells: the scenes hold what they promise") {
     const scenes::Scene n = scenes::nested(3000, dim, 11);
     CHECK(n.bodies.size() == 3000);
     CHECK(reference_pairs(n.bodies, options_for(n, Overlap::hollow, Method::hsx)).size() > 100);
+    const scenes::Scene l = crowded_lysosomes(dim);
+    CHECK(l.bodies.size() == 120 + 24 * 41);
+    CHECK(reference_pairs(l.bodies, options_for(l, Overlap::hollow, Method::hsx)).size() > 100);
   }
 }

@@ -22,8 +22,12 @@
 // The anchors, greedily: the largest member; then, up to kShellAnchors, the largest
 // member that no anchor yet serves (its interval about each is wider than a quarter of
 // its radius plus its wall) among those at least kShellAnchorSize times the first's
-// radius (more anchors cost every walker a search each; smaller stacks' shells fall
-// among the wide members).
+// radius or kShellContainer times the cell's smallest (a compartment that holds many of
+// the small bodies: a lysosome among the ILVs beside a stack). More anchors cost every
+// walker a search each; smaller stacks' shells fall among the wide members.
+// A small body's interval is 2 r wide about every anchor: it goes with the nearest, so
+// that an anchor's hull stays as tight as its own compartment, and a walker far from it
+// (a large shell of the next stack) skips its members whole.
 //
 // c, rho and K in double; the walker's interval is widened by two rounding pads
 // (extent.cuh, rounding_pad: one bounds every rounding of the exact test, as the grid's
@@ -61,7 +65,7 @@
 
 namespace nestsim::detail {
 
-constexpr uint32_t kShellAnchors = 8;
+constexpr uint32_t kShellAnchors = 16;
 
 // A cell as the walks see it: its anchors, and the cap w on its sorted members' interval
 // widths (w < 0: an ordinary cell, walked whole).
@@ -69,7 +73,8 @@ struct ShellCell {
   double centre[kShellAnchors][3];
   double lo[kShellAnchors], hi[kShellAnchors];  // the hull of each anchor's intervals
   uint32_t anchors;
-  double largest;  // the first anchor's radius
+  double largest;   // the first anchor's radius
+  double smallest;  // the cell's smallest member's radius
   double cap;
 };
 
@@ -80,12 +85,18 @@ struct ShellCell {
 constexpr double kShellWide = 4.0;
 constexpr double kShellServed = 0.25;
 constexpr double kShellAnchorSize = 1.0 / 16;
+constexpr double kShellContainer = 8;
+// Anchors whose intervals for a body are equally wide within kShellTie of their ends (a
+// small body's, 2 r about every anchor): the body goes with the nearest.
+constexpr double kShellTie = 0x1p-40;
 
 // The sort key's low half in a shell cell: anchor << 29 | the interval's start
-// (shell_order >> 2), or kShellWideLow for a wide member.
-constexpr int kAnchorShift = 29;
+// (shell_order >> kOrderShift), or kShellWideLow for a wide member.
+constexpr int kAnchorShift = 28;
+constexpr int kOrderShift = 32 - kAnchorShift;
+static_assert(kShellAnchors <= (1u << kOrderShift), "anchor numbers fit the key's top bits");
 constexpr uint32_t kShellWideLow = (1u << kAnchorShift) - 1;
-constexpr uint32_t kShellOrderMax = 0x7f800000u >> 2;  // +inf's
+constexpr uint32_t kShellOrderMax = 0x7f800000u >> kOrderShift;  // +inf's
 
 // Whether a group's cells are checked: gated on the host, and a dense grid (a cell's
 // number is its bucket; fit_radix_passes may have hashed the table since).
@@ -140,10 +151,23 @@ NESTSIM_HD inline Anchored best_anchor(const Space<Real>& space, const Real* x, 
   Anchored best{0, radial_interval(space, x, r, q, c.centre[0])};
   for (uint32_t a = 1; a < anchors; ++a) {
     const RadialInterval k = radial_interval(space, x, r, q, c.centre[a]);
-    if (k.hi - k.lo < best.k.hi - best.k.lo) best = {a, k};
+    const double width = k.hi - k.lo, best_width = best.k.hi - best.k.lo;
+    const double tie = kShellTie * (k.hi + best.k.hi);
+    if (width < best_width - tie || (width <= best_width + tie && k.lo < best.k.lo))
+      best = {a, k};
   }
   return best;
 }
+
+// Cell k before the reductions: no anchor, not a shell cell (the other fields are written
+// as anchors are found; a whole-record fill would write every anchor's slots).
+struct ClearShellCell {
+  ShellCell* cells;
+  NESTSIM_HD void operator()(uint64_t k) const {
+    cells[k].anchors = 0;
+    cells[k].cap = -1;
+  }
+};
 
 // Sorted position t's cell, tagged with its group (group << 56 | cell): the reductions'
 // key.
@@ -162,6 +186,8 @@ template <class Real>
 struct Largest {
   double r;
   Real x[3];
+  double smallest;  // the smallest radius among the members reduced
+  uint32_t members;  // how many
 };
 template <class Real>
 struct UnservedOf {
@@ -171,14 +197,18 @@ struct UnservedOf {
   uint64_t offset;
   uint32_t anchor;
   NESTSIM_HD Largest<Real> operator()(uint32_t t) const {
-    Largest<Real> out{-1.0, {Real(0), Real(0), Real(0)}};
+    Largest<Real> out{-1.0, {Real(0), Real(0), Real(0)}, DBL_MAX, 0};
     const GroupGrid& g = s.groups[s.group(t)];
     if (!gated(g)) return out;
+    out.members = 1;
     const Real r = s.load(t, out.x);
     const Real q = s.thickness(t);
+    out.smallest = double(r);
     const ShellCell& c = cells[g.bucket_base + s.key(t) - offset];
     if (c.anchors < anchor) return out;  // the cell found none before: none now
-    if (anchor > 0 && !(double(r) >= kShellAnchorSize * c.largest)) return out;
+    if (anchor > 0 && !(double(r) >= kShellAnchorSize * c.largest) &&
+        !(double(r) > 0 && double(r) >= kShellContainer * c.smallest))
+      return out;
     for (uint32_t a = 0; a < anchor; ++a) {
       const RadialInterval k = radial_interval(space, out.x, r, q, c.centre[a]);
       if (k.hi - k.lo <= kShellServed * double(r) + double(q)) return out;
@@ -190,19 +220,37 @@ struct UnservedOf {
 template <class Real>
 struct LargerOf {
   NESTSIM_HD Largest<Real> operator()(const Largest<Real>& a, const Largest<Real>& b) const {
-    if (a.r != b.r) return a.r > b.r ? a : b;
-    for (int k = 0; k < 3; ++k)
-      if (a.x[k] != b.x[k]) return a.x[k] < b.x[k] ? a : b;
-    return a;
+    Largest<Real> out = a;
+    if (a.r != b.r) {
+      if (!(a.r > b.r)) out = b;
+    } else {
+      for (int k = 0; k < 3; ++k)
+        if (a.x[k] != b.x[k]) {
+          if (b.x[k] < a.x[k]) out = b;
+          break;
+        }
+    }
+    out.smallest = b.smallest < a.smallest ? b.smallest : a.smallest;
+    out.members = a.members + b.members;
+    return out;
   }
 };
+// Whether a cell's reduction gives it anchor `anchor`: a finite member, and members
+// enough (shell_min_bodies for the first, as a shell cell needs; kShellPerAnchor per
+// anchor for the others, whose searches every walker pays).
+constexpr uint32_t kShellPerAnchor = 16;
 template <class Real>
 struct HasAnchor {
+  uint32_t min_members;
   NESTSIM_HD bool operator()(const Largest<Real>& l) const {
     return l.r >= 0 && finite(l.r) && finite(double(l.x[0])) && finite(double(l.x[1])) &&
-           finite(double(l.x[2]));
+           finite(double(l.x[2])) && l.members >= min_members;
   }
 };
+inline uint32_t anchor_members(uint32_t anchor, uint32_t min_bodies) {
+  const uint32_t per = kShellPerAnchor * (anchor + 1);
+  return anchor == 0 || per < min_bodies ? (min_bodies > 0 ? min_bodies : 1) : per;
+}
 // Cell k's anchor `anchor` (the reduction's member), where it found one.
 template <class Real>
 struct SetAnchor {
@@ -212,23 +260,40 @@ struct SetAnchor {
   ShellCell* cells;
   uint64_t offset;
   uint32_t anchor;
+  uint32_t min_members;
   NESTSIM_HD void operator()(uint32_t k) const {
     const GroupGrid& g = groups[keys[k] >> 56];
-    if (!gated(g) || !HasAnchor<Real>()(largest[k])) return;
+    if (!gated(g) || !HasAnchor<Real>{min_members}(largest[k])) return;
     ShellCell& c = cells[g.bucket_base + (keys[k] & ((uint64_t(1) << 56) - 1)) - offset];
     if (c.anchors != anchor) return;
     for (int a = 0; a < 3; ++a) c.centre[anchor][a] = double(largest[k].x[a]);
-    if (anchor == 0) c.largest = largest[k].r;
+    c.lo[anchor] = DBL_MAX;  // no members until SetHull: skipped by every walker
+    c.hi[anchor] = -DBL_MAX;
+    if (anchor == 0) {
+      c.largest = largest[k].r;
+      c.smallest = largest[k].smallest;
+    }
     c.anchors = anchor + 1;
   }
 };
 
-// The spread reduction: count, widths summed, starts' range, of each cell's members'
-// intervals about their anchors.
+// The spread reduction: count and widths summed of each cell's members' intervals about
+// their anchors, and per anchor its members' count and starts' range.
 struct Spread {
   uint32_t count;
-  double width, lo_min, lo_max;
+  double width;
+  uint32_t n[kShellAnchors];
+  float lo_min[kShellAnchors], lo_max[kShellAnchors];  // rounded: a heuristic's inputs
 };
+NESTSIM_HD inline Spread no_spread() {
+  Spread out{};
+  out.count = 1;
+  for (uint32_t a = 0; a < kShellAnchors; ++a) {
+    out.lo_min[a] = FLT_MAX;
+    out.lo_max[a] = -FLT_MAX;
+  }
+  return out;
+}
 template <class Real>
 struct SpreadOf {
   SortedBodies<Real> s;
@@ -236,27 +301,41 @@ struct SpreadOf {
   const ShellCell* cells;
   uint64_t offset;
   NESTSIM_HD Spread operator()(uint32_t t) const {
+    Spread out = no_spread();
     const GroupGrid& g = s.groups[s.group(t)];
-    if (!gated(g)) return {1, 0, 0, 0};
+    if (!gated(g)) return out;
     const ShellCell& c = cells[g.bucket_base + s.key(t) - offset];
-    if (c.anchors == 0) return {1, 0, 0, 0};
+    if (c.anchors == 0) return out;
     Real x[3] = {0, 0, 0};
     const Real r = s.load(t, x);
-    const RadialInterval k = best_anchor(space, x, r, s.thickness(t), c, c.anchors).k;
-    return {1, k.hi - k.lo, k.lo, k.lo};
+    const Anchored b = best_anchor(space, x, r, s.thickness(t), c, c.anchors);
+    out.width = b.k.hi - b.k.lo;
+    out.n[b.anchor] = 1;
+    out.lo_min[b.anchor] = out.lo_max[b.anchor] = float(b.k.lo);
+    return out;
   }
 };
 struct MergeSpread {
   NESTSIM_HD Spread operator()(const Spread& a, const Spread& b) const {
-    return {a.count + b.count, a.width + b.width, b.lo_min < a.lo_min ? b.lo_min : a.lo_min,
-            b.lo_max > a.lo_max ? b.lo_max : a.lo_max};
+    Spread out;
+    out.count = a.count + b.count;
+    out.width = a.width + b.width;
+    for (uint32_t k = 0; k < kShellAnchors; ++k) {
+      out.n[k] = a.n[k] + b.n[k];
+      out.lo_min[k] = b.lo_min[k] < a.lo_min[k] ? b.lo_min[k] : a.lo_min[k];
+      out.lo_max[k] = b.lo_max[k] > a.lo_max[k] ? b.lo_max[k] : a.lo_max[k];
+    }
+    return out;
   }
 };
 
 // Cell k is a shell cell when its group is gated, it has an anchor and at least
-// min_bodies members, and twice its cap (kShellWide mean widths) is at most max_overlap
-// times the spread of its intervals' starts (roughly the share of members a walker
-// keeps).
+// min_bodies members, and the members a walker keeps among those of its own anchor
+// (twice the cap, kShellWide mean widths, over the spread of that anchor's starts),
+// summed over the anchors weighted by their members, are at most max_overlap of the
+// cell: sum_a n_a^2 min(1, 2 cap / spread_a) <= max_overlap n^2 (with one anchor:
+// 2 cap <= max_overlap spread). Walkers from other anchors' compartments, which skip
+// most anchors whole, are not counted.
 struct MarkShellCells {
   GroupGrid* groups;
   const uint64_t* keys;
@@ -271,9 +350,15 @@ struct MarkShellCells {
     if (!gated(g) || sp.count < min_bodies) return;
     ShellCell& c = cells[g.bucket_base + (keys[k] & ((uint64_t(1) << 56) - 1)) - offset];
     const double cap = kShellWide * sp.width / double(sp.count);
-    if (c.anchors == 0 || !(finite(cap) && finite(sp.lo_max) &&
-                            2.0 * cap <= max_overlap * (sp.lo_max - sp.lo_min)))
-      return;
+    if (c.anchors == 0 || !finite(cap)) return;
+    double kept = 0;
+    for (uint32_t a = 0; a < c.anchors; ++a) {
+      const double n = double(sp.n[a]), range = double(sp.lo_max[a]) - double(sp.lo_min[a]);
+      const double share = range > 0 && 2.0 * cap < range ? 2.0 * cap / range : 1.0;
+      kept += n * n * share;
+    }
+    const double all = double(sp.count);
+    if (!(kept <= max_overlap * all * all)) return;
     c.cap = cap;
     g.shells = 1;  // every writer writes the same value
   }
@@ -302,7 +387,7 @@ struct ShellSortKey {
         const Real r = s.load(t, x);
         const Anchored b = best_anchor(space, x, r, s.thickness(t), c, c.anchors);
         low = (b.anchor << kAnchorShift) |
-              (b.k.hi - b.k.lo > c.cap ? kShellWideLow : shell_order(b.k.lo) >> 2);
+              (b.k.hi - b.k.lo > c.cap ? kShellWideLow : shell_order(b.k.lo) >> kOrderShift);
       }
     }
     keys[k] = (bucket << 32) | low;
@@ -346,11 +431,11 @@ struct SetHull {
   uint64_t offset;
   uint64_t cell_count;
   NESTSIM_HD void operator()(uint32_t k) const {
-    const uint64_t bucket = hull_keys[k] >> (32 - kAnchorShift);
+    const uint64_t bucket = hull_keys[k] >> kOrderShift;
     if (bucket < offset || bucket - offset >= cell_count) return;  // ungated groups between
     ShellCell& c = cells[bucket - offset];
     if (!(c.cap >= 0)) return;
-    const uint32_t a = uint32_t(hull_keys[k] & ((1u << (32 - kAnchorShift)) - 1));
+    const uint32_t a = uint32_t(hull_keys[k] & ((1u << kOrderShift) - 1));
     c.lo[a] = hull[k].lo;
     c.hi[a] = hull[k].hi;
   }
@@ -407,8 +492,8 @@ struct ShellCut {
     if (c.lo[a] > k.hi + slack || c.hi[a] < k.lo - slack) return;  // none can meet it
     const double hi = k.hi + slack;
     const uint32_t base = a << kAnchorShift;
-    const uint32_t key_lo = base | (shell_order(k.lo - c.cap - slack) >> 2);
-    const uint32_t key_hi = base | (hi == hi ? shell_order(hi) >> 2 : kShellOrderMax);
+    const uint32_t key_lo = base | (shell_order(k.lo - c.cap - slack) >> kOrderShift);
+    const uint32_t key_hi = base | (hi == hi ? shell_order(hi) >> kOrderShift : kShellOrderMax);
     const uint32_t from = first_above(cs, ce, key_lo, true);
     const uint32_t to = first_above(from, ce, key_hi, false);
     const uint32_t wide = first_above(to, ce, base | kShellOrderMax, false);
@@ -469,10 +554,8 @@ struct ShellCells {
     if (first >= last) return false;
     const uint32_t count = last - first;
     offset = bucket_lo;
-    ShellCell none{};
-    none.cap = -1;
     ensure_size(cells, std::size_t(bucket_hi - bucket_lo));
-    thrust::fill_n(exec, cells.begin(), bucket_hi - bucket_lo, none);
+    for_each_index(uint64_t(bucket_hi - bucket_lo), ClearShellCell{raw(cells)});
     ensure_size(keys, count);
     ensure_size(segment_keys, count);
     ensure_size(largest, count);
@@ -487,10 +570,12 @@ struct ShellCells {
           thrust::make_transform_iterator(at, UnservedOf<Real>{s, space, raw(cells), offset, a}),
           segment_keys.begin(), largest.begin(), thrust::equal_to<uint64_t>(), LargerOf<Real>());
       segments = uint32_t(ends.first - segment_keys.begin());
-      if (!thrust::any_of(exec, largest.begin(), largest.begin() + segments, HasAnchor<Real>()))
+      const uint32_t min_members = anchor_members(a, t.shell_min_bodies);
+      if (!thrust::any_of(exec, largest.begin(), largest.begin() + segments,
+                          HasAnchor<Real>{min_members}))
         break;
       for_each_index(segments, SetAnchor<Real>{groups, raw(segment_keys), raw(largest),
-                                               raw(cells), offset, a});
+                                               raw(cells), offset, a, min_members});
     }
     thrust::reduce_by_key(
         exec, cell_of, cell_of + count,
