@@ -181,7 +181,8 @@ struct ShellKeyOf {
 
 // Anchor reductions: each cell's largest member that its first `anchor` anchors do not
 // serve (r = -1: none; ties: the lowest centre, so that the choice does not depend on
-// the order of the reduction).
+// the order of the reduction). Whether a member is served is kept per member (MarkServed
+// after each anchor): one interval per member and anchor, not one per earlier anchor.
 template <class Real>
 struct Largest {
   double r;
@@ -192,29 +193,50 @@ struct Largest {
 template <class Real>
 struct UnservedOf {
   SortedBodies<Real> s;
-  Space<Real> space;
   const ShellCell* cells;  // by global bucket - offset
   uint64_t offset;
   uint32_t anchor;
+  const uint8_t* served;   // by sorted position - first
+  uint32_t first;
   NESTSIM_HD Largest<Real> operator()(uint32_t t) const {
     Largest<Real> out{-1.0, {Real(0), Real(0), Real(0)}, DBL_MAX, 0};
     const GroupGrid& g = s.groups[s.group(t)];
     if (!gated(g)) return out;
     out.members = 1;
     const Real r = s.load(t, out.x);
-    const Real q = s.thickness(t);
     out.smallest = double(r);
     const ShellCell& c = cells[g.bucket_base + s.key(t) - offset];
     if (c.anchors < anchor) return out;  // the cell found none before: none now
     if (anchor > 0 && !(double(r) >= kShellAnchorSize * c.largest) &&
         !(double(r) > 0 && double(r) >= kShellContainer * c.smallest))
       return out;
-    for (uint32_t a = 0; a < anchor; ++a) {
-      const RadialInterval k = radial_interval(space, out.x, r, q, c.centre[a]);
-      if (k.hi - k.lo <= kShellServed * double(r) + double(q)) return out;
-    }
+    if (served[t - first]) return out;
     out.r = double(r);
     return out;
+  }
+};
+// After anchor `anchor` was set: the members of its cell that it serves (its interval
+// about them at most kShellServed times their radius plus their wall).
+template <class Real>
+struct MarkServed {
+  SortedBodies<Real> s;
+  Space<Real> space;
+  const ShellCell* cells;
+  uint64_t offset;
+  uint32_t anchor;
+  uint8_t* served;
+  uint32_t first;
+  NESTSIM_HD void operator()(uint32_t k) const {
+    const uint32_t t = first + k;
+    const GroupGrid& g = s.groups[s.group(t)];
+    if (!gated(g) || served[k]) return;
+    const ShellCell& c = cells[g.bucket_base + s.key(t) - offset];
+    if (c.anchors <= anchor) return;
+    Real x[3] = {0, 0, 0};
+    const Real r = s.load(t, x);
+    const Real q = s.thickness(t);
+    const RadialInterval i = radial_interval(space, x, r, q, c.centre[anchor]);
+    if (i.hi - i.lo <= kShellServed * double(r) + double(q)) served[k] = 1;
   }
 };
 template <class Real>
@@ -311,7 +333,7 @@ struct SpreadOf {
     const Anchored b = best_anchor(space, x, r, s.thickness(t), c, c.anchors);
     out.width = b.k.hi - b.k.lo;
     out.n[b.anchor] = 1;
-    out.lo_min[b.anchor] = out.lo_max[b.anchor] = float(b.k.lo);
+    out.lo_min[b.anchor] = out.lo_max[b.anchor] = float(b.k.lo < FLT_MAX ? b.k.lo : FLT_MAX);
     return out;
   }
 };
@@ -528,6 +550,7 @@ struct ShellCells {
   thrust::device_vector<Spread> spread;
   thrust::device_vector<RadialInterval> hull;
   thrust::device_vector<uint32_t> order;               // the sort's permutation
+  thrust::device_vector<uint8_t> served;               // MarkServed's, by position - first
   thrust::device_vector<BodyRecord<Real>> moved;       // the records in their new order
   uint64_t offset = 0;   // global bucket of cells[0]
   uint32_t first = 0;    // sorted position of keys[0]
@@ -561,13 +584,16 @@ struct ShellCells {
     ensure_size(largest, count);
     ensure_size(spread, count);
     ensure_size(hull, count);
+    ensure_size(served, count);
+    thrust::fill_n(exec, served.begin(), count, uint8_t(0));
     const thrust::counting_iterator<uint32_t> at(first);
     const auto cell_of = thrust::make_transform_iterator(at, ShellKeyOf<Real>{s});
     uint32_t segments = 0;
     for (uint32_t a = 0; a < kShellAnchors; ++a) {
       const auto ends = thrust::reduce_by_key(
           exec, cell_of, cell_of + count,
-          thrust::make_transform_iterator(at, UnservedOf<Real>{s, space, raw(cells), offset, a}),
+          thrust::make_transform_iterator(
+              at, UnservedOf<Real>{s, raw(cells), offset, a, raw(served), first}),
           segment_keys.begin(), largest.begin(), thrust::equal_to<uint64_t>(), LargerOf<Real>());
       segments = uint32_t(ends.first - segment_keys.begin());
       const uint32_t min_members = anchor_members(a, t.shell_min_bodies);
@@ -576,6 +602,9 @@ struct ShellCells {
         break;
       for_each_index(segments, SetAnchor<Real>{groups, raw(segment_keys), raw(largest),
                                                raw(cells), offset, a, min_members});
+      if (a + 1 < kShellAnchors)
+        for_each_index(count,
+                       MarkServed<Real>{s, space, raw(cells), offset, a, raw(served), first});
     }
     thrust::reduce_by_key(
         exec, cell_of, cell_of + count,
