@@ -20,7 +20,6 @@ using namespace nestsim::testing;
 
 namespace {
 
-const char* kind_count = "/observables/kind_count/value";   // 64 frames a chunk
 const char* position = "/particles/bodies/position/value";  // 1 frame a chunk
 
 std::string path(const std::string& name) { return temp_path(name); }
@@ -91,14 +90,14 @@ bool contains(const std::string& text, const std::string& part) {
 
 }  // namespace
 
-TEST_CASE("a damaged chunk of a small series: resume repairs and ends in the uninterrupted run") {
+TEST_CASE("a damaged chunk: resume repairs and ends in the uninterrupted run") {
   const std::string file = run_decay("damaged.h5", 900);  // 91 frames
-  damage_chunk(file, kind_count, 70);                     // frames 64-127 unreadable
+  damage_chunk(file, position, 64);                       // frame 64 unreadable
   const std::string damaged = slurp(file);
   const Run r = resume("damaged.h5", 1000);
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK_MESSAGE(contains(r.err, "nestsim run: damaged.h5 was damaged (killed while writing?): " +
-                                    std::string(kind_count) +
+                                    std::string(position) +
                                     " unreadable; kept frames 0-63 of 91, the damaged file is "
                                     "damaged.h5.damaged; continuing from step 630"),
                 r.err);
@@ -111,12 +110,12 @@ TEST_CASE("a damaged chunk of a small series: resume repairs and ends in the uni
 
 TEST_CASE("a file unreadable from frame 0 is refused and left untouched") {
   const std::string file = run_decay("lost.h5", 300);  // 31 frames, all in chunk 0
-  damage_chunk(file, kind_count, 0);
+  damage_chunk(file, position, 0);
   const std::string before = slurp(file);
   const Run r = resume("lost.h5", 1000);
   CHECK(r.code != 0);
   CHECK_MESSAGE(contains(r.err, "lost.h5: damaged (killed while writing?): " +
-                                    std::string(kind_count) + " unreadable from frame 0"),
+                                    std::string(position) + " unreadable from frame 0"),
                 r.err);
   CHECK(slurp(file) == before);
   CHECK_FALSE(exists(path("lost.h5.damaged")));
@@ -184,20 +183,20 @@ TEST_CASE("an ensemble run again repairs a damaged member, or runs it again from
   const std::string a = path("ens/members/0000.h5"), b = path("ens/members/0001.h5");
   std::ofstream(path("whole0.h5"), std::ios::binary) << slurp(a);
   std::ofstream(path("whole1.h5"), std::ios::binary) << slurp(b);
-  damage_chunk(a, kind_count, 70);  // frames 0-63 kept
-  damage_chunk(b, kind_count, 0);   // nothing kept
+  damage_chunk(a, position, 64);  // frames 0-63 kept
+  damage_chunk(b, position, 0);   // nothing kept
   // Every member run again: as after a kill, before ensemble.h5 recorded them.
   std::remove(path("ens/ensemble.h5").c_str());
   const Run again = run_shell("cd " + temp_dir() + " && " + ensemble);
   REQUIRE_MESSAGE(again.code == 0, again.err);
   CHECK_MESSAGE(contains(again.out,
                          "resumed at step 630 (ens/members/0000.h5 was damaged (killed while "
-                         "writing?): /observables/kind_count/value unreadable; kept frames 0-63 "
+                         "writing?): /particles/bodies/position/value unreadable; kept frames 0-63 "
                          "of 101, the damaged file is ens/members/0000.h5.damaged)"),
                 again.out);
   CHECK_MESSAGE(contains(again.out,
                          "run again from step 0: ens/members/0001.h5: damaged (killed while "
-                         "writing?): /observables/kind_count/value unreadable from frame 0"),
+                         "writing?): /particles/bodies/position/value unreadable from frame 0"),
                 again.out);
   std::string diff;
   CHECK_MESSAGE(same_h5(a, path("whole0.h5"), diff), diff);

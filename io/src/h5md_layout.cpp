@@ -69,8 +69,15 @@ Handle create_series(hid_t f, const std::string& path, hid_t file_type, hid_t me
                      "dataspace");
   const Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "properties");
   check(H5Pset_chunk(props.get(), int(chunk.size()), chunk.data()), "chunk");
-  check(H5Pset_shuffle(props.get()), "shuffle");
-  check(H5Pset_deflate(props.get(), 4), "deflate");
+  // Per-slot series compressed (each chunk, one frame, is written once). The small
+  // series stay uncompressed: their chunks of 64 frames are written again at every
+  // frame, and a compressed chunk that changes size moves in the file at each rewrite,
+  // which a kill during the flush can leave unreadable (io/repair.h); an uncompressed
+  // chunk keeps its place and its earlier rows.
+  if (per_slot) {
+    check(H5Pset_shuffle(props.get()), "shuffle");
+    check(H5Pset_deflate(props.get(), 4), "deflate");
+  }
   if (fill != 0) {
     const int64_t fill64 = fill;
     const int32_t fill32 = int32_t(fill);
