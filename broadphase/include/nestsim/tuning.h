@@ -54,11 +54,14 @@ struct HsxTuning {
   // Crowded cells of near-concentric shells ("nested shells"; hsx/shell_cells.cuh): a
   // group of at least shell_min_levels non-empty levels whose members fill at least
   // shell_min_occupancy per bucket on average is checked cell by cell. A cell of at least
-  // shell_min_bodies members is searched along the distance from its largest member's
-  // centre (each member's wall lies in an interval of distances; two bodies intersect
-  // only where their intervals overlap) when twice the cap on its sorted intervals' width
-  // (4 mean widths) is at most shell_max_overlap times the spread of their starts. Such
-  // groups are not counted as crowded cells (grid_test_cost). shell_min_bodies 0: off.
+  // shell_min_bodies members is searched along the distance from anchors (its largest
+  // members and its compartments; each small body goes with the nearest anchor; each
+  // member's wall lies in an interval of distances from its anchor, and two bodies
+  // intersect only where their intervals overlap) when the members that each anchor's
+  // walkers keep (twice the cap on the intervals' width over the spread of that anchor's
+  // starts, weighted by its members squared) are at most shell_max_overlap of the
+  // cell's. Such groups are not counted as crowded cells (grid_test_cost).
+  // shell_min_bodies 0: off.
   uint32_t shell_min_bodies = 32;
   int shell_min_levels = 2;
   double shell_min_occupancy = 4;
