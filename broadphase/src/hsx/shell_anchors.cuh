@@ -1,0 +1,313 @@
+// The preparation of shell cells (shell_cell.cuh) on the device, as ShellCells::prepare
+// runs it: the anchor reductions, the spread of each cell's intervals and the shell-cell
+// test, the sort key of the members, and each anchor's hull of intervals.
+#pragma once
+#include "shell_cell.cuh"
+
+namespace nestsim::detail {
+
+// Cell k before the reductions: no anchor, not a shell cell (the other fields are written
+// as anchors are found; a whole-record fill would write every anchor's slots).
+struct ClearShellCell {
+  ShellCell* cells;
+  NESTSIM_HD void operator()(uint64_t k) const {
+    cells[k].anchors = 0;
+    cells[k].cap = -1;
+  }
+};
+
+// Sorted position t's cell, tagged with its group (group << 56 | cell): the reductions'
+// key.
+template <class Real>
+struct ShellKeyOf {
+  SortedBodies<Real> s;
+  NESTSIM_HD uint64_t operator()(uint32_t t) const {
+    return (uint64_t(s.group(t)) << 56) | s.key(t);
+  }
+};
+
+// Anchor reductions: each cell's largest member that its first `anchor` anchors do not
+// serve (r = -1: none; ties: the lowest centre, so that the choice does not depend on
+// the order of the reduction). Whether a member is served is kept per member (MarkServed
+// after each anchor): one interval per member and anchor, not one per earlier anchor.
+template <class Real>
+struct Largest {
+  double r;
+  Real x[3];
+  double smallest;  // the smallest radius among the members reduced
+  uint32_t members;  // how many
+};
+template <class Real>
+struct UnservedOf {
+  SortedBodies<Real> s;
+  const ShellCell* cells;  // by global bucket - offset
+  uint64_t offset;
+  uint32_t anchor;
+  const uint8_t* served;   // by sorted position - first
+  uint32_t first;
+  NESTSIM_HD Largest<Real> operator()(uint32_t t) const {
+    Largest<Real> out{-1.0, {Real(0), Real(0), Real(0)}, DBL_MAX, 0};
+    const GroupGrid& g = s.groups[s.group(t)];
+    if (!gated(g)) return out;
+    out.members = 1;
+    const Real r = s.load(t, out.x);
+    out.smallest = double(r);
+    const ShellCell& c = cells[g.bucket_base + s.key(t) - offset];
+    if (c.anchors < anchor) return out;  // the cell found none before: none now
+    if (anchor > 0 && !(double(r) >= kShellAnchorSize * c.largest) &&
+        !(double(r) > 0 && double(r) >= kShellContainer * c.smallest))
+      return out;
+    if (served[t - first]) return out;
+    out.r = double(r);
+    return out;
+  }
+};
+// After anchor `anchor` was set: the members of its cell that it serves (its interval
+// about them at most kShellServed times their radius plus their wall).
+template <class Real>
+struct MarkServed {
+  SortedBodies<Real> s;
+  Space<Real> space;
+  const ShellCell* cells;
+  uint64_t offset;
+  uint32_t anchor;
+  uint8_t* served;
+  uint32_t first;
+  NESTSIM_HD void operator()(uint32_t k) const {
+    const uint32_t t = first + k;
+    const GroupGrid& g = s.groups[s.group(t)];
+    if (!gated(g) || served[k]) return;
+    const ShellCell& c = cells[g.bucket_base + s.key(t) - offset];
+    if (c.anchors <= anchor) return;
+    Real x[3] = {0, 0, 0};
+    const Real r = s.load(t, x);
+    const Real q = s.thickness(t);
+    const RadialInterval i = radial_interval(space, x, r, q, c.centre[anchor]);
+    if (i.hi - i.lo <= kShellServed * double(r) + double(q)) served[k] = 1;
+  }
+};
+template <class Real>
+struct LargerOf {
+  NESTSIM_HD Largest<Real> operator()(const Largest<Real>& a, const Largest<Real>& b) const {
+    Largest<Real> out = a;
+    if (a.r != b.r) {
+      if (!(a.r > b.r)) out = b;
+    } else {
+      for (int k = 0; k < 3; ++k)
+        if (a.x[k] != b.x[k]) {
+          if (b.x[k] < a.x[k]) out = b;
+          break;
+        }
+    }
+    out.smallest = b.smallest < a.smallest ? b.smallest : a.smallest;
+    out.members = a.members + b.members;
+    return out;
+  }
+};
+// Whether a cell's reduction gives it anchor `anchor`: a finite member, and members
+// enough (shell_min_bodies for the first, as a shell cell needs; kShellPerAnchor per
+// anchor for the others, whose searches every walker pays).
+constexpr uint32_t kShellPerAnchor = 16;
+template <class Real>
+struct HasAnchor {
+  uint32_t min_members;
+  NESTSIM_HD bool operator()(const Largest<Real>& l) const {
+    return l.r >= 0 && finite(l.r) && finite(double(l.x[0])) && finite(double(l.x[1])) &&
+           finite(double(l.x[2])) && l.members >= min_members;
+  }
+};
+inline uint32_t anchor_members(uint32_t anchor, uint32_t min_bodies) {
+  const uint32_t per = kShellPerAnchor * (anchor + 1);
+  return anchor == 0 || per < min_bodies ? (min_bodies > 0 ? min_bodies : 1) : per;
+}
+// Cell k's anchor `anchor` (the reduction's member), where it found one.
+template <class Real>
+struct SetAnchor {
+  const GroupGrid* groups;
+  const uint64_t* keys;
+  const Largest<Real>* largest;
+  ShellCell* cells;
+  uint64_t offset;
+  uint32_t anchor;
+  uint32_t min_members;
+  NESTSIM_HD void operator()(uint32_t k) const {
+    const GroupGrid& g = groups[keys[k] >> 56];
+    if (!gated(g) || !HasAnchor<Real>{min_members}(largest[k])) return;
+    ShellCell& c = cells[g.bucket_base + (keys[k] & ((uint64_t(1) << 56) - 1)) - offset];
+    if (c.anchors != anchor) return;
+    for (int a = 0; a < 3; ++a) c.centre[anchor][a] = double(largest[k].x[a]);
+    c.lo[anchor] = DBL_MAX;  // no members until SetHull: skipped by every walker
+    c.hi[anchor] = -DBL_MAX;
+    if (anchor == 0) {
+      c.largest = largest[k].r;
+      c.smallest = largest[k].smallest;
+    }
+    c.anchors = anchor + 1;
+  }
+};
+
+// The spread reduction: count and widths summed of each cell's members' intervals about
+// their anchors, and per anchor its members' count and starts' range.
+struct Spread {
+  uint32_t count;
+  double width;
+  uint32_t n[kShellAnchors];
+  float lo_min[kShellAnchors], lo_max[kShellAnchors];  // rounded: a heuristic's inputs
+};
+NESTSIM_HD inline Spread no_spread() {
+  Spread out{};
+  out.count = 1;
+  for (uint32_t a = 0; a < kShellAnchors; ++a) {
+    out.lo_min[a] = FLT_MAX;
+    out.lo_max[a] = -FLT_MAX;
+  }
+  return out;
+}
+template <class Real>
+struct SpreadOf {
+  SortedBodies<Real> s;
+  Space<Real> space;
+  const ShellCell* cells;
+  uint64_t offset;
+  NESTSIM_HD Spread operator()(uint32_t t) const {
+    Spread out = no_spread();
+    const GroupGrid& g = s.groups[s.group(t)];
+    if (!gated(g)) return out;
+    const ShellCell& c = cells[g.bucket_base + s.key(t) - offset];
+    if (c.anchors == 0) return out;
+    Real x[3] = {0, 0, 0};
+    const Real r = s.load(t, x);
+    const Anchored b = best_anchor(space, x, r, s.thickness(t), c, c.anchors);
+    out.width = b.k.hi - b.k.lo;
+    out.n[b.anchor] = 1;
+    out.lo_min[b.anchor] = out.lo_max[b.anchor] = float(b.k.lo < FLT_MAX ? b.k.lo : FLT_MAX);
+    return out;
+  }
+};
+struct MergeSpread {
+  NESTSIM_HD Spread operator()(const Spread& a, const Spread& b) const {
+    Spread out;
+    out.count = a.count + b.count;
+    out.width = a.width + b.width;
+    for (uint32_t k = 0; k < kShellAnchors; ++k) {
+      out.n[k] = a.n[k] + b.n[k];
+      out.lo_min[k] = b.lo_min[k] < a.lo_min[k] ? b.lo_min[k] : a.lo_min[k];
+      out.lo_max[k] = b.lo_max[k] > a.lo_max[k] ? b.lo_max[k] : a.lo_max[k];
+    }
+    return out;
+  }
+};
+
+// Cell k is a shell cell when its group is gated, it has an anchor and at least
+// min_bodies members, and the members a walker keeps among those of its own anchor
+// (twice the cap, kShellWide mean widths, over the spread of that anchor's starts),
+// summed over the anchors weighted by their members, are at most max_overlap of the
+// cell: sum_a n_a^2 min(1, 2 cap / spread_a) <= max_overlap n^2 (with one anchor:
+// 2 cap <= max_overlap spread). Walkers from other anchors' compartments, which skip
+// most anchors whole, are not counted.
+struct MarkShellCells {
+  GroupGrid* groups;
+  const uint64_t* keys;
+  const Spread* spread;
+  ShellCell* cells;
+  uint64_t offset;
+  uint32_t min_bodies;
+  double max_overlap;
+  NESTSIM_HD void operator()(uint32_t k) const {
+    GroupGrid& g = groups[keys[k] >> 56];
+    const Spread& sp = spread[k];
+    if (!gated(g) || sp.count < min_bodies) return;
+    ShellCell& c = cells[g.bucket_base + (keys[k] & ((uint64_t(1) << 56) - 1)) - offset];
+    const double cap = kShellWide * sp.width / double(sp.count);
+    if (c.anchors == 0 || !finite(cap)) return;
+    double kept = 0;
+    for (uint32_t a = 0; a < c.anchors; ++a) {
+      const double n = double(sp.n[a]), range = double(sp.lo_max[a]) - double(sp.lo_min[a]);
+      const double share = range > 0 && 2.0 * cap < range ? 2.0 * cap / range : 1.0;
+      kept += n * n * share;
+    }
+    const double all = double(sp.count);
+    if (!(kept <= max_overlap * all * all)) return;
+    c.cap = cap;
+    g.shells = 1;  // every writer writes the same value
+  }
+};
+
+// The sort key of sorted position t: (global bucket << 32) | its low half in a shell
+// cell (anchor, interval start or wide), 0 elsewhere. Buckets keep their order (within a
+// bucket no walk depends on it).
+template <class Real>
+struct ShellSortKey {
+  SortedBodies<Real> s;
+  Space<Real> space;
+  const ShellCell* cells;
+  uint64_t offset;
+  uint32_t first;
+  uint64_t* keys;
+  NESTSIM_HD void operator()(uint32_t k) const {
+    const uint32_t t = first + k;
+    const GroupGrid& g = s.groups[s.group(t)];
+    const uint64_t bucket = g.bucket_base + g.grid.bucket(s.key(t));
+    uint32_t low = 0;
+    if (gated(g)) {
+      const ShellCell& c = cells[bucket - offset];  // dense: bucket == cell
+      if (c.cap >= 0) {
+        Real x[3] = {0, 0, 0};
+        const Real r = s.load(t, x);
+        const Anchored b = best_anchor(space, x, r, s.thickness(t), c, c.anchors);
+        low = (b.anchor << kAnchorShift) |
+              (b.k.hi - b.k.lo > c.cap ? kShellWideLow : shell_order(b.k.lo) >> kOrderShift);
+      }
+    }
+    keys[k] = (bucket << 32) | low;
+  }
+};
+
+// After the sort: each anchor's hull of intervals, reduced by (bucket, anchor) (the sort
+// key >> kAnchorShift), so that a walker skips an anchor whose members' intervals all
+// miss its own without a search.
+template <class Real>
+struct HullOf {
+  SortedBodies<Real> s;
+  Space<Real> space;
+  const ShellCell* cells;
+  uint64_t offset;
+  uint32_t first;
+  const uint64_t* keys;
+  NESTSIM_HD RadialInterval operator()(uint32_t k) const {
+    const uint32_t t = first + k;
+    const ShellCell& c = cells[(keys[k] >> 32) - offset];
+    if (!(c.cap >= 0)) return {0, 0};  // keys[k] > 0 only in shell cells
+    Real x[3] = {0, 0, 0};
+    const Real r = s.load(t, x);
+    return radial_interval(space, x, r, s.thickness(t),
+                           c.centre[uint32_t(keys[k]) >> kAnchorShift]);
+  }
+};
+struct HullKey {
+  const uint64_t* keys;
+  NESTSIM_HD uint64_t operator()(uint32_t k) const { return keys[k] >> kAnchorShift; }
+};
+struct MergeHull {
+  NESTSIM_HD RadialInterval operator()(const RadialInterval& a, const RadialInterval& b) const {
+    return {b.lo < a.lo ? b.lo : a.lo, b.hi > a.hi ? b.hi : a.hi};
+  }
+};
+struct SetHull {
+  const uint64_t* hull_keys;  // bucket << 3 | anchor
+  const RadialInterval* hull;
+  ShellCell* cells;
+  uint64_t offset;
+  uint64_t cell_count;
+  NESTSIM_HD void operator()(uint32_t k) const {
+    const uint64_t bucket = hull_keys[k] >> kOrderShift;
+    if (bucket < offset || bucket - offset >= cell_count) return;  // ungated groups between
+    ShellCell& c = cells[bucket - offset];
+    if (!(c.cap >= 0)) return;
+    const uint32_t a = uint32_t(hull_keys[k] & ((1u << kOrderShift) - 1));
+    c.lo[a] = hull[k].lo;
+    c.hi[a] = hull[k].hi;
+  }
+};
+
+}  // namespace nestsim::detail

@@ -1,0 +1,162 @@
+// Crowded cells of near-concentric shells (nested vesicles: endosomes in endosomes,
+// concentric shells): their centres fall in one cell of one group, where every walk
+// would test every member. Such a cell is searched along the distance from a few
+// anchors c instead (centres of its largest members, one per stack of shells).
+//
+// A body (centre x, radius r, lumen l = r - q) at distance rho = |x - c| from c has its
+// wall within the distances [max(0, rho - r, l - rho), rho + r] from c: its radial
+// interval K. Two bodies that intersect by the exact test (predicates.h, equations
+// (1)-(3): d <= r_i + r_j, d >= l_j - r_i, d >= l_i - r_j) have overlapping radial
+// intervals, by the triangle inequality |rho_i - rho_j| <= d <= rho_i + rho_j:
+//   rho_i - r_i <= rho_j + r_j,   l_i - rho_i <= rho_j + r_j   (and with i, j swapped).
+// Each member goes with the anchor that gives it the thinnest interval. A shell cell
+// keeps the members of each anchor sorted by the start of K, those whose K is wider than
+// the cell's cap w (a large body far from every anchor) last, and a walk that reaches
+// the cell tests, per anchor, only the members whose K can meet its own (K_lo in
+// [K_lo,x - w, K_hi,x]: binary searches) and the wide ones, whatever the walker (a
+// member, a neighbour, a large body's rim walk). Nested shells have K = [l - rho,
+// r + rho] about their stack's anchor, as thin as their walls when their centres are
+// close; small bodies have K = [rho - r, rho + r] about any anchor, as thin as they are:
+// output-sensitive where the members' intervals are thin against their spread.
+//
+// The anchors, greedily: the largest member; then, up to kShellAnchors, the largest
+// member that no anchor yet serves (its interval about each is wider than a quarter of
+// its radius plus its wall) among those at least kShellAnchorSize times the first's
+// radius or kShellContainer times the cell's smallest (a compartment that holds many of
+// the small bodies: a lysosome among the ILVs beside a stack). More anchors cost every
+// walker a search each; smaller stacks' shells fall among the wide members.
+// A small body's interval is 2 r wide about every anchor: it goes with the nearest, so
+// that an anchor's hull stays as tight as its own compartment, and a walker far from it
+// (a large shell of the next stack) skips its members whole.
+//
+// c, rho and K in double; the walker's interval is widened by two rounding pads
+// (extent.cuh, rounding_pad: one bounds every rounding of the exact test, as the grid's
+// windows use it; the other the double arithmetic here), so that it holds every pair the
+// exact test accepts: the pairs stay exactly those of brute force.
+// Periodic axes: rho is the minimum-image distance (a metric on the torus, as the exact
+// test's distance).
+//
+// Which cells: HsxTuning's shell_* fields. The groups that may hold one are chosen on the
+// host (group_grids.h, GroupGrid::shell_gate); their cells are reduced on the device,
+// which marks the shell cells (and GroupGrid::shells) without a read-back of the choice.
+#pragma once
+#include <thrust/device_vector.h>
+#include <thrust/fill.h>
+#include <thrust/logical.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <thrust/copy.h>
+#include <thrust/reduce.h>
+#include <thrust/sequence.h>
+#include <thrust/sort.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "common/buffers.cuh"
+#include "common/cell_records.cuh"
+#include "common/loops.cuh"
+#include "nestsim/device/exec.cuh"
+#include "nestsim/predicates.h"
+#include "nestsim/tuning.h"
+
+namespace nestsim::detail {
+
+constexpr uint32_t kShellAnchors = 16;
+
+// A cell as the walks see it: its anchors, and the cap w on its sorted members' interval
+// widths (w < 0: an ordinary cell, walked whole).
+struct ShellCell {
+  double centre[kShellAnchors][3];
+  double lo[kShellAnchors], hi[kShellAnchors];  // the hull of each anchor's intervals
+  uint32_t anchors;
+  double largest;   // the first anchor's radius
+  double smallest;  // the cell's smallest member's radius
+  double cap;
+};
+
+// A member's interval wider than kShellWide times the cell's mean width is "wide": sorted
+// after the others of its anchor and tested by every walker (by Markov's inequality at
+// most a quarter of the members). A member is served by an anchor when its interval
+// about it is at most kShellServed times its radius plus its wall.
+constexpr double kShellWide = 4.0;
+constexpr double kShellServed = 0.25;
+constexpr double kShellAnchorSize = 1.0 / 16;
+constexpr double kShellContainer = 8;
+// Anchors whose intervals for a body are equally wide within kShellTie of their ends (a
+// small body's, 2 r about every anchor): the body goes with the nearest.
+constexpr double kShellTie = 0x1p-40;
+
+// The sort key's low half in a shell cell: anchor << 29 | the interval's start
+// (shell_order >> kOrderShift), or kShellWideLow for a wide member.
+constexpr int kAnchorShift = 28;
+constexpr int kOrderShift = 32 - kAnchorShift;
+static_assert(kShellAnchors <= (1u << kOrderShift), "anchor numbers fit the key's top bits");
+constexpr uint32_t kShellWideLow = (1u << kAnchorShift) - 1;
+constexpr uint32_t kShellOrderMax = 0x7f800000u >> kOrderShift;  // +inf's
+
+// Whether a group's cells are checked: gated on the host, and a dense grid (a cell's
+// number is its bucket; fit_radix_passes may have hashed the table since).
+NESTSIM_HD inline bool gated(const GroupGrid& g) { return g.shell_gate && g.grid.dense; }
+
+// Not NaN, not infinite.
+NESTSIM_HD inline bool finite(double v) { return v - v == 0; }
+
+// The order of interval starts in a shell cell, and what the walks search: the value
+// rounded to float (rounding is monotone), non-positive and NaN values as 0, by its bits
+// (ordered as the values for non-negative floats): a >= b implies shell_order(a) >=
+// shell_order(b), all that the cut needs.
+NESTSIM_HD inline uint32_t shell_order(double v) {
+  if (!(v > 0)) return 0u;
+  if (v >= double(FLT_MAX)) return 0x7f800000u;  // +inf, above every finite float
+  const float f = float(v);
+  uint32_t bits = 0;
+  memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+// The radial interval [lo, hi] of a body (x, r, q) about c.
+struct RadialInterval {
+  double lo, hi;
+};
+template <class Real>
+NESTSIM_HD inline RadialInterval radial_interval(const Space<Real>& space, const Real* x, Real r,
+                                                 Real q, const double* c) {
+  using std::sqrt;
+  double d2 = 0;
+  for (int a = 0; a < space.dim; ++a) {
+    const double d =
+        minimum_image(double(x[a]) - c[a], double(space.edge[a]), double(space.inv_edge[a]));
+    d2 += d * d;
+  }
+  const double rho = sqrt(d2), rr = double(r), lumen = double(r) - double(q);
+  double lo = rho - rr;
+  if (lumen - rho > lo) lo = lumen - rho;
+  if (!(lo > 0)) lo = 0;
+  return {lo, rho + rr};
+}
+
+// The anchor of a cell's first `anchors` whose interval for (x, r, q) is thinnest (ties:
+// the first), and that interval.
+struct Anchored {
+  uint32_t anchor;
+  RadialInterval k;
+};
+template <class Real>
+NESTSIM_HD inline Anchored best_anchor(const Space<Real>& space, const Real* x, Real r, Real q,
+                                       const ShellCell& c, uint32_t anchors) {
+  Anchored best{0, radial_interval(space, x, r, q, c.centre[0])};
+  for (uint32_t a = 1; a < anchors; ++a) {
+    const RadialInterval k = radial_interval(space, x, r, q, c.centre[a]);
+    const double width = k.hi - k.lo, best_width = best.k.hi - best.k.lo;
+    const double tie = kShellTie * (k.hi + best.k.hi);
+    if (width < best_width - tie || (width <= best_width + tie && k.lo < best.k.lo))
+      best = {a, k};
+  }
+  return best;
+}
+
+}  // namespace nestsim::detail
