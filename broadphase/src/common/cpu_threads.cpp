@@ -2,6 +2,7 @@
 // OpenMP's teams follow the cores of the process's CPU set that other programs leave
 // free, measured from /proc/stat over windows of 100 ms; before the first window ends,
 // estimated from the tasks running at the first look (/proc/stat's procs_running).
+#include <dirent.h>
 #include <sched.h>
 #include <time.h>
 #include <unistd.h>
@@ -13,7 +14,9 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
+#include <string>
 
 #include "nestsim/tuning.h"
 
@@ -75,15 +78,39 @@ Stat read_stat(const cpu_set_t& set) {
   return out;
 }
 
+// This process's threads running or runnable now (state R in /proc/self/task/*/stat):
+// OpenMP's workers of an earlier team may still spin.
+int own_running() {
+  DIR* tasks = opendir("/proc/self/task");
+  if (!tasks) return 1;
+  int running = 0;
+  while (const dirent* t = readdir(tasks)) {
+    if (t->d_name[0] == '.') continue;
+    FILE* f = std::fopen(("/proc/self/task/" + std::string(t->d_name) + "/stat").c_str(), "r");
+    if (!f) continue;
+    char line[512];
+    if (std::fgets(line, sizeof line, f)) {
+      const char* close = std::strrchr(line, ')');  // the name may hold spaces
+      if (close && close[1] == ' ' && close[2] == 'R') ++running;
+    }
+    std::fclose(f);
+  }
+  closedir(tasks);
+  return std::max(1, running);
+}
+
 // One window: the cores left free = the set's cores less those other programs kept
 // busy (their busy time less this process's, rounded to whole cores), at least one.
-// The first look has no window: the tasks running then, less this thread, stand for
+// The first look has no window: the tasks running then, less this process's, stand for
 // the other programs (machine-wide, so at most an overestimate on a pinned set), so
 // that a command shorter than a window does not start with a team of every core.
 void sample() {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) != 0) return;
+  // Before /proc/stat: an earlier team's workers only stop spinning meanwhile, so none
+  // counted there is missed here.
+  const int own = g_last.wall_ns == 0 ? own_running() : 0;
   const Stat stat = read_stat(set);
   const Sample s{clock_ns(CLOCK_MONOTONIC), stat.busy_ns, clock_ns(CLOCK_PROCESS_CPUTIME_ID)};
   if (s.busy_ns < 0) {  // no /proc/stat: OpenMP's own count
@@ -92,7 +119,16 @@ void sample() {
   }
   const int cores = CPU_COUNT(&set);
   if (g_last.wall_ns == 0 && stat.running > 0) {
-    g_free_cores.store(std::max(1, cores - (stat.running - 1)), std::memory_order_relaxed);
+    // Programs starting beside this one (a pipeline's other commands) run for a few ms:
+    // the least of three looks 1 ms apart, taken only while some other task runs.
+    int others = std::max(0, stat.running - own);
+    for (int look = 0; look < 2 && others > 0; ++look) {
+      const timespec ms{0, 1'000'000};
+      nanosleep(&ms, nullptr);
+      const int own_now = own_running();
+      others = std::min(others, std::max(0, read_stat(set).running - own_now));
+    }
+    g_free_cores.store(std::max(1, cores - others), std::memory_order_relaxed);
   } else if (g_last.wall_ns > 0 && s.wall_ns > g_last.wall_ns) {
     const double others = double((s.busy_ns - g_last.busy_ns) - (s.own_ns - g_last.own_ns)) /
                           double(s.wall_ns - g_last.wall_ns);
