@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # nestsim from a fresh clone on Debian 12:
-#   ./build.sh run    install what is missing, build the nestsim program (CPU backend),
-#                     run the default job
-#   ./build.sh test   install what is missing, build everything (CPU backend: tests,
-#                     benchmarks, examples), run the test suite
+#   ./build.sh run    install what building and running needs, build the nestsim program
+#                     and the Python module (CPU backend), run the default job
+#   ./build.sh test   install that and what testing needs, build everything (CPU backend:
+#                     tests, benchmarks, examples, the viewer's page), run the test suite
 #   ./build.sh cuda   build the CUDA backend (needs the CUDA toolkit in /usr/local/cuda)
 #   ./build.sh sanitize  install what is missing, build the CPU backend under ASan and
 #                     UBSan (build/sanitize), run the suite but its slow and validation
@@ -14,18 +14,23 @@ cd "$(dirname "$0")"
 mode=${1:-run}
 jobs=$(nproc 2>/dev/null || echo 2)
 
-packages=(cmake g++ make libhdf5-dev libyaml-cpp-dev doctest-dev hdf5-tools
-          python3-h5py python3-numpy python3-matplotlib python3-mdanalysis
-          python3-dev pybind11-dev python3-pybind11 python3-pytest python3-pandas python3-tqdm
-          libcpp-httplib-dev chromium libopenmpi-dev openmpi-bin)
-# `nestsim view`'s page is built with npm (viewer/); a node and npm already on the
-# machine (e.g. node 20 from NodeSource) are used as they are.
-command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+# What building and running nestsim needs (the program, the Python module, `nestsim
+# analyze --plot`): ./build.sh run installs only these.
+packages=(cmake g++ make libhdf5-dev libyaml-cpp-dev doctest-dev libcpp-httplib-dev
+          python3-dev pybind11-dev python3-pybind11 python3-numpy python3-h5py
+          python3-matplotlib)
 # Thrust (CCCL) comes with the CUDA toolkit; without one, Debian's Thrust serves the
 # CPU backend.
 if [ ! -f /usr/local/cuda/include/cccl/thrust/version.h ] && [ ! -f /usr/local/cuda/include/thrust/version.h ]; then
   packages+=(libthrust-dev libcub-dev)
 fi
+# What the test suite adds: MPI ensembles, the Python tests' readers, and `nestsim
+# view`'s page (built with Debian's node and npm) in Debian's chromium.
+test_packages=(hdf5-tools python3-pytest python3-pandas python3-tqdm python3-mdanalysis
+               libopenmpi-dev openmpi-bin nodejs npm chromium)
+case "$mode" in
+  test|sanitize|deps) packages+=("${test_packages[@]}") ;;
+esac
 
 install_missing() {
   local missing=()
@@ -50,7 +55,10 @@ case "$mode" in
   deps) install_missing ;;
   run)
     install_missing
-    build_cpu --target nestsim  # only what the job runs: no tests or benchmarks
+    # The program, the Python module (build_cpu asks for it) and, where node, npm and the
+    # npm registry are at hand, `nestsim view`'s page (else one line says how to build it
+    # later); no tests or benchmarks.
+    build_cpu --target nestsim nestsim_python nestsim_viewer
     shift || true
     if [ $# -gt 0 ]; then
       ./build/cpu/nestsim "$@"
@@ -58,6 +66,8 @@ case "$mode" in
       # The main job: the default model (models/default.yaml) into out.h5, then its summary.
       ./build/cpu/nestsim run -o out.h5 --force
       ./build/cpu/nestsim analyze out.h5
+      echo "nestsim: built in build/cpu; to type \`nestsim\` and import nestsim:"
+      echo "  export PATH=\"$PWD/build/cpu:\$PATH\" PYTHONPATH=\"$PWD/build/cpu/python\""
     fi
     ;;
   test)

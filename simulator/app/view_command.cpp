@@ -76,9 +76,15 @@ int view_command(const std::vector<std::string>& args) {
 #endif
   if (options.asset_dir.empty() ||
       !std::filesystem::exists(std::filesystem::path(options.asset_dir) / "index.html")) {
-    std::cerr << "nestsim view: the viewer's page was not built (npm or node was not found "
-                 "when nestsim was configured, or NESTSIM_BUILD_VIEWER was OFF); install "
-                 "nodejs and npm, then configure and build again\n";
+    // The page is built apart from nestsim, with node, npm and the npm registry.
+    std::cerr << "nestsim view: the page is not built (it needs node, npm and the npm "
+                 "registry once): install nodejs and npm, then build it with `cmake --build "
+#ifdef NESTSIM_BUILD_DIR
+              << NESTSIM_BUILD_DIR
+#else
+              << "BUILD_DIR"
+#endif
+              << " --target nestsim_viewer`\n";
     return 1;
   }
   // A running `nestsim run` holds the file with HDF5's lock; the viewer only reads, and

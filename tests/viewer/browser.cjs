@@ -6,6 +6,16 @@ const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+
+// The page and its test driver come from the viewer's build (viewer/build_page.cmake),
+// which may have been skipped: say so rather than fail on a missing module.
+const pageDir = process.env.NESTSIM_VIEWER_DIR;
+if (pageDir && !fs.existsSync(path.join(pageDir, 'index.html'))) {
+  console.error(`the page of nestsim view is not built (${pageDir}/index.html is missing): `
+    + 'build it with `cmake --build BUILD_DIR --target nestsim_viewer` (needs node, npm and '
+    + 'the npm registry)');
+  process.exit(1);
+}
 const { chromium } = require('playwright-core');
 
 const CHROMIUM = process.env.NESTSIM_CHROMIUM || '/usr/bin/chromium';
