@@ -1,21 +1,28 @@
 #!/usr/bin/python3
-"""Runs the README's commands and models as written.
+"""Runs the README as a user types it after cloning: one folder, in the order written.
 
     test_readme.py SOURCE_DIR BINARY_DIR
 
-Reads SOURCE_DIR/README.md and, in the order they appear:
+The folder is laid out like the clone after `./build.sh run` (models/, examples/, tools/
+link to the real ones, build/cpu/ to BINARY_DIR, nothing else), and nothing is put on
+PATH or PYTHONPATH but what the README's own `export` lines put there. In the order they
+appear in SOURCE_DIR/README.md:
+  - ```sh lines run through bash in that folder, each in the environment the `export`
+    lines before it made. `export` lines are applied (bash evaluates them; `$PWD` is the
+    folder). `./build.sh run` is stood in for by its job (`nestsim run -o out.h5 --force`
+    and `nestsim analyze out.h5`, with 2,000 of the default model's 60,000 steps, the
+    same file for the lines after it); `./build.sh test` (this suite), `./build.sh cuda`,
+    `./build/cuda/` lines (a GPU), `git`, `cd`, `sudo` and `apt-get` (a clone, the
+    network) are not run. `cmake --install build/cpu --prefix P` installs into a
+    temporary prefix, and P/bin/nestsim must then exist. A line whose comment says
+    `prints X` must print X.
   - ```yaml blocks that are whole models (a top-level `nestsim:` key) are saved under the
     name their first line gives (`# first.yaml: ...`), else as model-K.yaml; a model that
-    no command of the README runs is run here (`nestsim run FILE -o FILE.h5`);
-  - ```yaml blocks that are fragments (e.g. a `reactions:` list) are checked by inserting
-    their top-level keys into the last whole model before them (replacing a key the model
-    has) and running that model; a fragment with no model before it is reported, not run;
-  - ```sh lines that start with `./build/cpu/` (the nestsim program and the examples'
-    programs) or `nestsim ` run as written, through bash, in a temporary folder laid out
-    like the repository (models/, examples/, tools/ and build/cpu/ are links to the real
-    ones, `nestsim` is on PATH). A line whose comment says `prints X` must print X.
-    Lines for the CUDA build (`./build/cuda/`) need a GPU and are skipped; other lines
-    (`./build.sh`, `git`, `cd`) install, build or fetch and are not run here.
+    no command of the README runs is run at the end. Fragments (e.g. a `reactions:` list)
+    are inserted into the last whole model before them (replacing a key the model has)
+    and that model is run.
+  - ```python blocks run with /usr/bin/python3, as saved files, in the same folder and
+    environment.
 Every command must exit with 0. Exit code 0: all passed; 1: a failure; 77 (ctest's
 SKIP_RETURN_CODE): nothing could run.
 
@@ -30,12 +37,10 @@ import tempfile
 import time
 
 TIMEOUT_S = 300
-
-
-def has_matplotlib():
-    """Whether `nestsim analyze --plot` can draw here (Debian's python3-matplotlib)."""
-    return subprocess.run(["/usr/bin/python3", "-c", "import matplotlib"],
-                          capture_output=True).returncode == 0
+# `./build.sh run`'s job, shortened: the default model's first 2,000 steps.
+BUILD_SH_RUN = ("nestsim run -o out.h5 --force --steps 2000 && nestsim analyze out.h5")
+NOT_RUN = ("./build.sh test", "./build.sh cuda", "./build.sh sanitize", "./build/cuda/",
+           "git ", "cd ", "sudo ", "apt-get ")
 
 
 def blocks(text):
@@ -81,28 +86,59 @@ class Runner:
         self.work, self.env = work, env
         self.passed, self.failed, self.skipped = [], [], []
 
-    def run(self, command, expect=None):
-        start = time.monotonic()
+    def bash(self, command):
+        """(exit code or "timeout", output) of command run by bash in the folder."""
         try:
             p = subprocess.run(["/bin/bash", "-c", command], cwd=self.work, env=self.env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                timeout=TIMEOUT_S)
-            rc, out = p.returncode, p.stdout.decode(errors="replace")
+            return p.returncode, p.stdout.decode(errors="replace")
         except subprocess.TimeoutExpired as e:
-            rc, out = "timeout", (e.stdout or b"").decode(errors="replace")
+            return "timeout", (e.stdout or b"").decode(errors="replace")
+
+    def run(self, shown, command=None, expect=None, check=None):
+        """Runs command (default: shown); check(output) may name a further problem."""
+        start = time.monotonic()
+        rc, out = self.bash(command or shown)
         seconds = time.monotonic() - start
         problem = None
         if rc != 0:
             problem = f"exit code {rc}"
         elif expect is not None and expect not in out:
             problem = f"did not print {expect}"
+        elif check is not None:
+            problem = check(out)
+        last = out.strip().splitlines()[-1] if out.strip() else ""
         if problem:
-            self.failed.append(command)
-            print(f"FAIL ({problem}, {seconds:.1f} s): {command}\n" +
+            self.failed.append(shown)
+            print(f"FAIL ({problem}, {seconds:.1f} s): {shown}\n" +
                   "".join("    " + line + "\n" for line in out.splitlines()[-30:]))
         else:
-            self.passed.append(command)
-            print(f"ok   ({seconds:.1f} s): {command}")
+            self.passed.append(shown)
+            print(f"ok   ({seconds:.1f} s): {shown}\n    -> {last}")
+
+    def export(self, line):
+        """Applies an `export` line to the environment of the lines after it."""
+        rc, out = self.bash(line + "\nenv -0")
+        if rc != 0:
+            self.failed.append(line)
+            print(f"FAIL (exit code {rc}): {line}\n{out}")
+            return
+        self.env = dict(item.split("=", 1) for item in out.split("\0") if "=" in item)
+        self.passed.append(line)
+        print(f"ok   (applied): {line}")
+
+    def skip(self, line, why):
+        self.skipped.append(line)
+        print(f"skip ({why}): {line}")
+
+
+def install_check(prefix):
+    def check(_):
+        if not os.access(os.path.join(prefix, "bin", "nestsim"), os.X_OK):
+            return f"no {prefix}/bin/nestsim"
+        return None
+    return check
 
 
 def main():
@@ -111,9 +147,8 @@ def main():
     source, binary = (os.path.abspath(a) for a in sys.argv[1:3])
     with open(os.path.join(source, "README.md"), encoding="utf-8") as f:
         readme = f.read()
-    nestsim = os.path.join(binary, "nestsim")
-    if not os.access(nestsim, os.X_OK):
-        sys.exit(f"test_readme: {nestsim} is not built")
+    if not os.access(os.path.join(binary, "nestsim"), os.X_OK):
+        sys.exit(f"test_readme: {binary}/nestsim is not built")
 
     work = tempfile.mkdtemp(prefix="nestsim-readme-")
     try:
@@ -121,11 +156,10 @@ def main():
             os.symlink(os.path.join(source, name), os.path.join(work, name))
         os.mkdir(os.path.join(work, "build"))
         os.symlink(binary, os.path.join(work, "build", "cpu"))
-        bin_dir = os.path.join(work, ".bin")
-        os.mkdir(bin_dir)
-        os.symlink(nestsim, os.path.join(bin_dir, "nestsim"))
-        env = dict(os.environ)
-        env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "/usr/bin:/bin")
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
+        # The PATH of a fresh login, without any nestsim on it.
+        env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+        env["PWD"] = work
         # As build.sh runs the tests: idle OpenMP threads sleep instead of spinning.
         env.setdefault("OMP_WAIT_POLICY", "passive")
         env["MPLBACKEND"] = "Agg"
@@ -137,7 +171,7 @@ def main():
                 commands += [line.strip() for line in body.splitlines()]
         pending = []   # whole models that no README command runs: run at the end
         last_model = None
-        fragments = 0
+        fragments = snippets = 0
         for language, body in blocks(readme):
             if language == "yaml":
                 if "nestsim" in top_level_keys(body):
@@ -151,31 +185,42 @@ def main():
                                for c in commands):
                         pending.append(name)
                 elif last_model is None:
-                    runner.skipped.append("a YAML fragment before any whole model")
-                    print("skip (no model before it): a YAML fragment with keys "
-                          + ", ".join(top_level_keys(body)))
+                    runner.skip("a YAML fragment with keys " + ", ".join(top_level_keys(body)),
+                                "no model before it")
                 else:
                     fragments += 1
                     name = f"fragment-{fragments}.yaml"
                     with open(os.path.join(work, name), "w", encoding="utf-8") as f:
                         f.write(insert(last_model, body))
-                    print(f"     the fragment with keys {', '.join(top_level_keys(body))}"
-                          f" inserted into the model before it: {name}")
-                    runner.run(f"nestsim run {name} -o {name[:-5]}.h5")
+                    runner.run(f"(the fragment with keys {', '.join(top_level_keys(body))} "
+                               f"in the model before it)",
+                               f"nestsim run {name} -o {name[:-5]}.h5")
+            elif language == "python":
+                snippets += 1
+                name = f"snippet-{snippets}.py"
+                with open(os.path.join(work, name), "w", encoding="utf-8") as f:
+                    f.write(body)
+                runner.run(f"(the Python block {snippets}: {body.splitlines()[0]} ...)",
+                           f"/usr/bin/python3 {name}")
             elif language == "sh":
                 for line in body.splitlines():
                     line = line.strip()
                     if not line or line.startswith("#"):
                         continue
-                    if line.startswith("./build/cuda/"):
-                        runner.skipped.append(line)
-                        print(f"skip (needs a GPU): {line}")
-                    elif "--plot" in line and not has_matplotlib():
-                        runner.skipped.append(line)
-                        print(f"skip (/usr/bin/python3 has no matplotlib): {line}")
-                    elif line.startswith("./build/cpu/") or line.startswith("nestsim "):
+                    m = re.match(r"cmake --install (\S+) --prefix (\S+)", line)
+                    if line.startswith("./build.sh run") and line.split("#")[0].strip() == "./build.sh run":
+                        runner.run(line, BUILD_SH_RUN)
+                    elif line.startswith("export "):
+                        runner.export(line)
+                    elif m:
+                        prefix = os.path.join(work, ".prefix")
+                        runner.run(line, f"cmake --install {m.group(1)} --prefix {prefix}",
+                                   check=install_check(prefix))
+                    elif line.startswith(NOT_RUN):
+                        runner.skip(line, "installs, builds, tests or fetches")
+                    else:
                         m = re.search(r"#.*\bprints (\S+)", line)
-                        runner.run(line, m.group(1) if m else None)
+                        runner.run(line, expect=m.group(1) if m else None)
         for name in pending:
             runner.run(f"nestsim run {name} -o {name[:-5]}-check.h5")
 
