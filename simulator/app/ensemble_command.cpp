@@ -309,8 +309,13 @@ int ensemble_main(const EnsembleArgs& a, int rank, int ranks) {
     std::fprintf(stderr, "nestsim ensemble: stopped; the same command resumes the ensemble\n");
     return s != 0 ? 128 + s : 1;
   }
-  std::printf("nestsim ensemble: %llu of %zu members done, %llu failed; %s\n",
-              static_cast<unsigned long long>(pending.size() - failed), pending.size(),
+  // Members done by an earlier run of the same command count as done (pending holds
+  // only the others).
+  std::printf("nestsim ensemble: %llu of %llu members done (%zu run now, %llu done before), "
+              "%llu failed; %s\n",
+              static_cast<unsigned long long>(spec.members() - failed),
+              static_cast<unsigned long long>(spec.members()), pending.size(),
+              static_cast<unsigned long long>(spec.members() - pending.size()),
               static_cast<unsigned long long>(failed), index_file(a.dir).c_str());
   return failed > 0 ? 1 : 0;
 }
