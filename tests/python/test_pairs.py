@@ -85,7 +85,7 @@ def test_same_pairs_as_the_cli(tmp_path, nestsim_binary):
     with open(scene, "w") as f:
         f.write("x,y,z,radius,thickness\n")
         for (x, y, z), ri, qi in zip(c, r, q):
-            f.write("%r,%r,%r,%r,%r\n" % (x, y, z, ri, qi))
+            f.write("%s,%s,%s,%s,%s\n" % tuple(repr(float(v)) for v in (x, y, z, ri, qi)))
     for extra, kw in [([], {}), (["--solid"], {"solid": True}),
                       (["--box", "100,100,100", "--periodic"],
                        {"box": (100, 100, 100), "periodic": True}),
