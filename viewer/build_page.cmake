@@ -45,11 +45,13 @@ endif()
 if(NOT rc EQUAL 0)
   # npm's first error line names the cause (ECONNREFUSED, SELF_SIGNED_CERT_IN_CHAIN, ...).
   set(why "exit code ${rc}")
-  if(err MATCHES "npm ERR! ([^\n]+)")
+  if(err MATCHES "npm ERR! ([^\n]+)\nnpm ERR! ([^\n]+)")
+    set(why "${CMAKE_MATCH_1}: ${CMAKE_MATCH_2}")
+  elseif(err MATCHES "npm ERR! ([^\n]+)")
     set(why "${CMAKE_MATCH_1}")
   endif()
-  message("nestsim: the page of `nestsim view` is not built: npm ci failed (${why}); "
-          "the npm registry (or npm's cache) is needed once: ${later}")
+  message("nestsim: the page of `nestsim view` is not built: npm ci failed (${why}); it "
+          "needs the npm registry (or npm's cache) once: ${later}")
   return()
 endif()
 
