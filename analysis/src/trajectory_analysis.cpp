@@ -22,6 +22,10 @@ const char* const kStateObservables[] = {"body_count",      "kind_count", "conta
                                          "membrane_count",  "next_id",    "model_time",
                                          "broadphase_pairs"};
 
+// The most values one series may hold to be read whole (2^28 doubles: 2 GiB), a bound
+// on what a crafted shape can make the analysis allocate.
+constexpr std::size_t kMaxObservableValues = std::size_t(1) << 28;
+
 // An HDF5 identifier closed when it goes out of scope.
 class Hid {
  public:
@@ -100,7 +104,9 @@ std::string read_string(const std::string& path, hid_t file, const std::string& 
 std::vector<double> read_doubles(const std::string& path, hid_t file, const std::string& name) {
   const Hid d = open_dataset(path, file, name);
   std::size_t n = 1;
-  for (hsize_t x : dims_of(d.get())) n *= x;
+  for (hsize_t x : dims_of(d.get()))
+    if (__builtin_mul_overflow(n, std::size_t(x), &n) || n > kMaxObservableValues)
+      not_trajectory(path, name + ": too large to read");
   std::vector<double> values(n);
   if (n > 0 &&
       H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
@@ -114,8 +120,8 @@ bool is_event_counter(const std::string& name) {
 }
 
 // Every `value` dataset below /observables/<prefix>, depth first in name order.
-void collect_observables(hid_t group, const std::string& prefix, uint64_t frames,
-                         std::vector<ObservableSeries>& out) {
+void collect_observables(const std::string& info_path, hid_t group, const std::string& prefix,
+                         uint64_t frames, std::vector<ObservableSeries>& out) {
   H5G_info_t info;
   if (H5Gget_info(group, &info) < 0) return;
   for (hsize_t k = 0; k < info.nlinks; ++k) {
@@ -134,7 +140,7 @@ void collect_observables(hid_t group, const std::string& prefix, uint64_t frames
       if (prefix.empty() && std::find(std::begin(kStateObservables), std::end(kStateObservables),
                                       child) != std::end(kStateObservables))
         continue;
-      collect_observables(object.get(), child, frames, out);
+      collect_observables(info_path, object.get(), child, frames, out);
       continue;
     }
     if (type != H5I_DATASET || name != "value" || prefix.empty()) continue;
@@ -142,11 +148,28 @@ void collect_observables(hid_t group, const std::string& prefix, uint64_t frames
     if (dims.empty()) continue;
     const std::size_t rows = std::size_t(std::min<uint64_t>(dims[0], frames));
     std::size_t columns = 1;
-    for (std::size_t d = 1; d < dims.size(); ++d) columns *= dims[d];
-    std::vector<double> flat(std::size_t(dims[0]) * columns);
-    if (!flat.empty() &&
-        H5Dread(object.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, flat.data()) < 0)
-      continue;  // not numbers: nothing to report
+    bool too_large = false;
+    for (std::size_t d = 1; d < dims.size(); ++d)
+      too_large |= __builtin_mul_overflow(columns, std::size_t(dims[d]), &columns);
+    if (too_large || (columns > 0 && rows > kMaxObservableValues / columns))
+      not_trajectory(info_path, "/observables/" + prefix + "/value: too large to read");
+    // The complete frames' rows only: a series may be longer (a crafted file, a run
+    // killed mid-frame), and nothing is sized beyond what is reported.
+    std::vector<double> flat(rows * columns);
+    if (!flat.empty()) {
+      std::vector<hsize_t> start(dims.size(), 0), count = dims;
+      count[0] = rows;
+      const Hid file_space(H5Dget_space(object.get()), H5Sclose);
+      const Hid memory_space(H5Screate_simple(int(count.size()), count.data(), nullptr), H5Sclose);
+      const Hid type(H5Dget_type(object.get()), H5Tclose);
+      const H5T_class_t c = H5Tget_class(type.get());
+      if ((c != H5T_INTEGER && c != H5T_FLOAT) ||
+          H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                              count.data(), nullptr) < 0 ||
+          H5Dread(object.get(), H5T_NATIVE_DOUBLE, memory_space.get(), file_space.get(),
+                  H5P_DEFAULT, flat.data()) < 0)
+        continue;  // not numbers: nothing to report
+    }
     ObservableSeries s;
     s.name = prefix;
     s.is_event_counter = is_event_counter(prefix);
@@ -363,7 +386,7 @@ void read_observables(const TrajectoryInfo& info, AnalysisTables& t) {
   const Hid file(H5Fopen(info.path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!file.ok()) not_trajectory(info.path, "cannot open it as HDF5");
   const Hid observables(H5Gopen2(file.get(), "/observables", H5P_DEFAULT), H5Gclose);
-  if (observables.ok()) collect_observables(observables.get(), "", info.frames, t.observables);
+  if (observables.ok()) collect_observables(info.path, observables.get(), "", info.frames, t.observables);
   t.reaction_events.assign(t.frames.size(), std::vector<int64_t>(info.reactions.size(), 0));
   for (std::size_t r = 0; r < info.reactions.size(); ++r) {
     const auto s = std::find_if(t.observables.begin(), t.observables.end(), [&](const auto& o) {

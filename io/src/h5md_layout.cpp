@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "nestsim/io/regular_file.h"
 #include "nestsim/io/scene_csv.h"  // InputError
 
 namespace nestsim::io::h5md {
@@ -101,6 +102,11 @@ Handle create_series(hid_t f, const std::string& path, hid_t file_type, hid_t me
 std::vector<std::string> read_strings(hid_t file, const std::string& path) {
   const Handle d = hdf5::open_dataset(file, path);
   const std::vector<hsize_t> n = hdf5::dims(d.get());
+  const Handle stored(H5Dget_type(d.get()), H5Tclose, "dataset type");
+  // The buffer holds every element: a rank above 1 or fixed-length text would overrun it.
+  if (n.size() > 1 || H5Tget_class(stored.get()) != H5T_STRING ||
+      H5Tis_variable_str(stored.get()) <= 0)
+    throw hdf5::Error("HDF5: " + path + " is not a list of variable-length strings", 0);
   std::vector<char*> text(n.empty() ? 1 : std::size_t(n[0]), nullptr);
   std::vector<std::string> out;
   if (text.empty()) return out;
@@ -130,8 +136,12 @@ int64_t sum_of_rows(hid_t dataset, hsize_t frames) {
   check(H5Dread(dataset, H5T_NATIVE_INT64, memory_space.get(), file_space.get(), H5P_DEFAULT,
                 values.data()),
         "cannot read the reaction counts");
+  // Each row is an increase (h5md.h): a negative row or a sum beyond 64 bits is a
+  // damaged or crafted file, refused rather than wrapped.
   int64_t sum = 0;
-  for (int64_t v : values) sum += v;
+  for (int64_t v : values)
+    if (v < 0 || __builtin_add_overflow(sum, v, &sum))
+      throw hdf5::Error("HDF5: a reaction count below 0 or a sum beyond 64 bits", 0);
   return sum;
 }
 
@@ -176,8 +186,9 @@ void not_nestsim(const std::string& path, const std::string& why) {
 Handle open_trajectory(const std::string& path, bool write) {
   hdf5::quiet();
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) throw InputError(path, 0, "cannot open: no such file");
-  if (S_ISDIR(st.st_mode)) throw InputError(path, 0, "is a directory, not a trajectory");
+  if (::stat(path.c_str(), &st) != 0 && errno != ELOOP)
+    throw InputError(path, 0, "cannot open: no such file");
+  require_regular_file(path, "a trajectory");
   if (H5Fis_hdf5(path.c_str()) <= 0) not_nestsim(path, "not an HDF5 file");
   const hid_t id = H5Fopen(path.c_str(), write ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT);
   if (id < 0 && (hdf5::last_errno() == EAGAIN || hdf5::last_errno() == EWOULDBLOCK))
@@ -190,7 +201,8 @@ Handle open_trajectory(const std::string& path, bool write) {
       H5Aexists_by_name(file.get(), "/h5md/creator", "name", H5P_DEFAULT) <= 0)
     not_nestsim(path, "no /h5md/creator");
   const Handle creator = hdf5::open_group(file.get(), "/h5md/creator");
-  const std::string name = hdf5::read_string_attribute(creator.get(), "name");
+  const std::string name =
+      read_string_attributes(creator.get(), path, "/h5md/creator name", 0).at(0);
   if (name != "nestsim") not_nestsim(path, "written by '" + name + "'");
   for (const auto& s : series_specs())
     if (!hdf5::exists(file.get(), s.path)) not_nestsim(path, std::string("no ") + s.path);
@@ -198,6 +210,97 @@ Handle open_trajectory(const std::string& path, bool write) {
                         "/parameters/box", "/parameters/time_unit"})
     if (!hdf5::exists(file.get(), p)) not_nestsim(path, std::string("no ") + p);
   return file;
+}
+
+namespace {
+
+std::string extents_text(const std::vector<hsize_t>& d) {
+  if (d.empty()) return "a scalar";
+  std::string t = "(";
+  for (std::size_t i = 0; i < d.size(); ++i)
+    t += (i ? ", " : "") + (d[i] == any_extent ? std::string("n") : std::to_string(d[i]));
+  return t + ")";
+}
+
+const char* class_name(H5T_class_t c) {
+  switch (c) {
+    case H5T_INTEGER:
+      return "integers";
+    case H5T_FLOAT:
+      return "floating-point numbers";
+    case H5T_STRING:
+      return "strings";
+    default:
+      return "another type";
+  }
+}
+
+}  // namespace
+
+std::vector<hsize_t> check_form(hid_t dataset, const std::string& file, const std::string& name,
+                                H5T_class_t type_class, const std::vector<hsize_t>& form) {
+  const Handle type(H5Dget_type(dataset), H5Tclose, "cannot read the type of " + name);
+  const H5T_class_t stored = H5Tget_class(type.get());
+  if (stored != type_class)
+    not_nestsim(file, name + ": holds " + class_name(stored) + ", not " + class_name(type_class));
+  // Integers of up to 8 bytes convert exactly; floats of other sizes convert too.
+  if (type_class == H5T_INTEGER && H5Tget_size(type.get()) > 8)
+    not_nestsim(file, name + ": integers wider than 64 bits");
+  const Handle space(H5Dget_space(dataset), H5Sclose, "cannot read the shape of " + name);
+  if (H5Sget_simple_extent_type(space.get()) == H5S_NULL)
+    not_nestsim(file, name + ": holds no data (a null dataspace)");
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 0) not_nestsim(file, name + ": cannot read its shape");
+  std::vector<hsize_t> d(std::size_t(rank), 0);
+  if (rank > 0) H5Sget_simple_extent_dims(space.get(), d.data(), nullptr);
+  bool fits = d.size() == form.size();
+  for (std::size_t i = 0; fits && i < d.size(); ++i)
+    fits = form[i] == any_extent || form[i] == d[i];
+  if (!fits)
+    not_nestsim(file, name + ": shape " + extents_text(d) + ", expected " + extents_text(form));
+  return d;
+}
+
+Handle open_checked(hid_t f, const std::string& file, const std::string& name,
+                    H5T_class_t type_class, const std::vector<hsize_t>& form,
+                    std::vector<hsize_t>* extents) {
+  if (!hdf5::exists(f, name)) not_nestsim(file, "no " + name);
+  if (H5Oexists_by_name(f, name.c_str(), H5P_DEFAULT) <= 0) not_nestsim(file, "no " + name);
+  {
+    const Handle object(H5Oopen(f, name.c_str(), H5P_DEFAULT), H5Oclose, "cannot open " + name);
+    if (H5Iget_type(object.get()) != H5I_DATASET) not_nestsim(file, name + " is not a dataset");
+  }
+  Handle d(H5Dopen2(f, name.c_str(), H5P_DEFAULT), H5Dclose, "cannot open " + name);
+  std::vector<hsize_t> e = check_form(d.get(), file, name, type_class, form);
+  if (extents) *extents = std::move(e);
+  return d;
+}
+
+std::vector<std::string> read_string_attributes(hid_t object, const std::string& file,
+                                                const std::string& name, hsize_t count) {
+  const std::size_t blank = name.rfind(' ');
+  const std::string attribute = blank == std::string::npos ? name : name.substr(blank + 1);
+  const Handle a(H5Aopen(object, attribute.c_str(), H5P_DEFAULT), H5Aclose, "no " + name);
+  const Handle stored(H5Aget_type(a.get()), H5Tclose, "the type of " + name);
+  if (H5Tget_class(stored.get()) != H5T_STRING) not_nestsim(file, name + ": not text");
+  const Handle space(H5Aget_space(a.get()), H5Sclose, "the shape of " + name);
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  // count 0: a scalar (or one element).
+  if (count == 0 ? (n != 1 || rank > 1) : (rank != 1 || n != hssize_t(count)))
+    not_nestsim(file, name + ": " + std::to_string(n) + " elements, expected " +
+                          std::to_string(count == 0 ? 1 : count));
+  if (count == 0) return {hdf5::read_string_attribute(object, attribute)};
+  if (H5Tis_variable_str(stored.get()) <= 0) not_nestsim(file, name + ": not variable-length text");
+  const Handle type = hdf5::string_type();
+  std::vector<char*> text(std::size_t(n), nullptr);
+  check(H5Aread(a.get(), type.get(), text.data()), "cannot read " + name);
+  std::vector<std::string> out;
+  for (char* t : text) {
+    out.emplace_back(t ? t : "");
+    if (t) H5free_memory(t);
+  }
+  return out;
 }
 
 std::string exists_message(const std::string& path) {

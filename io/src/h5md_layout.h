@@ -98,6 +98,33 @@ void read_row(hid_t dataset, hid_t memory_type, hsize_t frame, void* data);
 // Opens `path` for reading or appending after checking it is a nestsim trajectory.
 Handle open_trajectory(const std::string& path, bool write);
 
+// The most slots a trajectory may hold: a frame's vectors are sized from the slot
+// dimension, so a crafted file must not make a reader allocate without bound
+// (2^28 slots: about 20 GB of frame; the largest runs hold a few million).
+inline constexpr hsize_t max_slots = hsize_t(1) << 28;
+// The most kinds or reaction rules a trajectory may name (tables read whole).
+inline constexpr hsize_t max_table = hsize_t(1) << 20;
+// The lengths a trajectory may hold (radii and box edges from min_length, coordinates
+// and radii up to max_length in magnitude): inside the broad phase's range in double
+// precision (1e-130 to 1e150), which analyze and a resumed run build from them.
+inline constexpr double min_length = 1e-100, max_length = 1e100;
+// An extent that the form of a dataset leaves free (the frame axis, the slots).
+inline constexpr hsize_t any_extent = ~hsize_t(0);
+
+// Checks that the dataset `name` of the trajectory `file` has the type class `type_class`
+// (H5T_INTEGER, H5T_FLOAT or H5T_STRING) and the rank and extents `form` (any_extent:
+// free), before any buffer is sized from it; returns its extents. Throws InputError
+// "not a nestsim trajectory: NAME: what is wrong".
+std::vector<hsize_t> check_form(hid_t dataset, const std::string& file, const std::string& name,
+                                H5T_class_t type_class, const std::vector<hsize_t>& form);
+// Opens the dataset `name` and checks it as check_form does.
+Handle open_checked(hid_t f, const std::string& file, const std::string& name,
+                    H5T_class_t type_class, const std::vector<hsize_t>& form,
+                    std::vector<hsize_t>* extents = nullptr);
+// A string attribute of `count` elements, checked before it is read.
+std::vector<std::string> read_string_attributes(hid_t object, const std::string& file,
+                                                const std::string& name, hsize_t count);
+
 // What a failed write's system error means for the user.
 std::string write_problem(int error);
 std::string exists_message(const std::string& path);

@@ -181,6 +181,11 @@ void write_strings(hid_t loc, const std::string& name, const std::vector<std::st
 std::string read_string(hid_t loc, const std::string& name) {
   const Handle d = open_dataset(loc, name);
   const Handle stored(H5Dget_type(d.get()), H5Tclose, "dataset type");
+  // One string is read into one buffer: a dataset of more would overrun it.
+  const Handle space(H5Dget_space(d.get()), H5Sclose, "dataspace");
+  if (H5Sget_simple_extent_npoints(space.get()) != 1 ||
+      H5Sget_simple_extent_ndims(space.get()) > 1)
+    throw std::runtime_error("HDF5: " + name + " is not one string");
   return read_scalar_string(
       stored.get(),
       [&](hid_t type, void* buf) {

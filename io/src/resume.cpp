@@ -37,6 +37,9 @@ void take_collision(const std::string& path, const Checkpoint& c,
 Resumption prepare_resume(const std::string& path, uint64_t steps,
                           std::optional<sim::Collision> collision) {
   Resumption r;
+  // The layout first: the repair reads every series, and must not size anything from a
+  // crafted shape (a FIFO is refused here too, before anything opens it).
+  check_trajectory(path, true);
   r.repair = repair_trajectory(path);  // before anything reads the frames
   r.checkpoint = read_last_frame(path);
   const Checkpoint& c = r.checkpoint;
@@ -50,6 +53,14 @@ Resumption prepare_resume(const std::string& path, uint64_t steps,
   // trajectory's last frame (Simulation::restore replaces every slot).
   r.setup = make_setup(model);
   take_collision(path, c, collision, r.setup);
+  // The frame's kinds index the file's kind table; the engine's come from the stored
+  // model. They must be the same table, or a kind would index past the engine's.
+  std::vector<std::string> kinds;
+  for (const auto& k : r.setup.kinds) kinds.push_back(k.name);
+  if (kinds != c.species_names)
+    throw InputError(path, 0,
+                     "/parameters/species_names does not match the kinds of /parameters/model; "
+                     "it cannot be resumed");
   std::vector<std::string> rules;
   for (const auto& rule : r.setup.reactions) rules.push_back(rule.name);
   if (rules != c.reaction_names)  // a file written before the counts were stored

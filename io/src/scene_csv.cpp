@@ -1,4 +1,5 @@
 #include "nestsim/io/scene_csv.h"
+#include "nestsim/io/regular_file.h"
 
 #include <sys/stat.h>
 
@@ -89,6 +90,7 @@ std::string excerpt(const std::string& text, std::size_t limit) {
 }
 
 Scene read_scene_csv(const std::string& path) {
+  require_regular_file(path, "a scene file");
   std::ifstream in(path);
   if (!in) throw InputError(path, 0, std::string("cannot open file: ") + std::strerror(errno));
   struct stat st;

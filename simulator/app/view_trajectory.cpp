@@ -12,9 +12,14 @@
 
 #include "nestsim/io/h5md.h"
 #include "nestsim/io/model.h"
+#include "nestsim/io/scene_csv.h"  // InputError
 
 namespace nestsim::app {
 namespace {
+
+// The most values a whole-dataset read may take (2^28: 2 GiB of doubles), a bound on what
+// a crafted shape can make the viewer allocate.
+constexpr std::size_t kMaxValues = std::size_t(1) << 28;
 
 // An HDF5 identifier closed when it goes out of scope.
 class Hid {
@@ -66,9 +71,32 @@ std::vector<T> read_all(const std::string& path, hid_t file, const std::string& 
   const Hid d(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
   if (!d.ok()) not_trajectory(path, "no " + name);
   std::size_t n = 1;
-  for (hsize_t x : dims_of(d.get())) n *= std::size_t(x);
+  for (hsize_t x : dims_of(d.get()))
+    if (__builtin_mul_overflow(n, std::size_t(x), &n) || n > kMaxValues)
+      not_trajectory(path, name + ": too large to read");
   std::vector<T> values(n);
   if (n > 0 && H5Dread(d.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
+    not_trajectory(path, "cannot read " + name);
+  return values;
+}
+
+// The first `rows` rows of a 1-d numeric dataset as `T` (the complete frames: a series
+// may be longer, and only those rows are read).
+template <typename T>
+std::vector<T> read_rows(const std::string& path, hid_t file, const std::string& name,
+                         hid_t memory_type, uint64_t rows) {
+  const Hid d(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d.ok()) not_trajectory(path, "no " + name);
+  const std::vector<hsize_t> dims = dims_of(d.get());
+  if (dims.size() != 1) not_trajectory(path, name + " is not a series of frames");
+  const hsize_t n = std::min<hsize_t>(dims[0], rows), start = 0;
+  std::vector<T> values(std::size_t(n), T{});
+  if (n == 0) return values;
+  const Hid file_space(H5Dget_space(d.get()), H5Sclose);
+  const Hid memory_space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  if (H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr) < 0 ||
+      H5Dread(d.get(), memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT,
+              values.data()) < 0)
     not_trajectory(path, "cannot read " + name);
   return values;
 }
@@ -86,7 +114,9 @@ std::vector<std::string> read_strings(const std::string& path, hid_t file,
   const Hid d(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
   if (!d.ok()) not_trajectory(path, "no " + name);
   std::size_t n = 1;
-  for (hsize_t x : dims_of(d.get())) n *= std::size_t(x);
+  for (hsize_t x : dims_of(d.get()))
+    if (__builtin_mul_overflow(n, std::size_t(x), &n) || n > kMaxValues)
+      not_trajectory(path, name + ": too large to read");
   const Hid type(H5Tcopy(H5T_C_S1), H5Tclose);
   H5Tset_size(type.get(), H5T_VARIABLE);
   H5Tset_cset(type.get(), H5T_CSET_UTF8);
@@ -163,7 +193,7 @@ void read_reactions(const std::string& path, hid_t f, ViewTrajectory& t) {
       r.role = role_of(rule->second, t.kinds);
     }
     const std::string series = "/observables/reactions/" + name + "/value";
-    if (exists(f, series)) r.events = read_all<int64_t>(path, f, series, H5T_NATIVE_INT64);
+    if (exists(f, series)) r.events = read_rows<int64_t>(path, f, series, H5T_NATIVE_INT64, t.frames);
     r.events.resize(t.frames, 0);
     t.reactions.push_back(std::move(r));
   }
@@ -173,20 +203,26 @@ void read_reactions(const std::string& path, hid_t f, ViewTrajectory& t) {
 
 ViewTrajectory read_view_trajectory(const std::string& path) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  FILE* probe = std::fopen(path.c_str(), "rb");
-  if (!probe) throw ViewError(path + ": cannot open: " + std::strerror(errno));
-  std::fclose(probe);
-  if (H5Fis_hdf5(path.c_str()) <= 0) not_trajectory(path, "not an HDF5 file");
+  // io's reader checks the file (a regular file, every dataset's type and shape) before
+  // anything here sizes a buffer from it.
+  uint64_t frames = 0;
+  try {
+    frames = io::check_trajectory(path);
+  } catch (const io::InputError& e) {
+    throw ViewError(e.what());
+  }
   const Hid file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!file.ok()) not_trajectory(path, "HDF5 cannot open it");
   const hid_t f = file.get();
   if (!exists(f, "/h5md/creator")) not_trajectory(path, "no /h5md/creator");
   ViewTrajectory t;
   t.path = path;
-  t.frames = UINT64_MAX;
+  t.frames = frames;
   for (const char* series : kPerFrameSeries) t.frames = std::min(t.frames, rows_of(path, f, series));
-  t.steps = read_all<int64_t>(path, f, "/particles/bodies/position/step", H5T_NATIVE_INT64);
-  t.times = read_all<double>(path, f, "/observables/model_time/value", H5T_NATIVE_DOUBLE);
+  t.steps = read_rows<int64_t>(path, f, "/particles/bodies/position/step", H5T_NATIVE_INT64,
+                               t.frames);
+  t.times = read_rows<double>(path, f, "/observables/model_time/value", H5T_NATIVE_DOUBLE,
+                              t.frames);
   t.steps.resize(t.frames);
   t.times.resize(t.frames);
   {

@@ -98,7 +98,8 @@ class H5mdWriter {
   // Creates (or, with `replace`, the caller's consent, replaces) the trajectory `path`
   // for `setup`: metadata, parameters and empty time series with setup.capacity slots.
   // A file that another process holds open for writing is never replaced; on failure
-  // only a file this call created is removed.
+  // only a file this call created is removed. A file it replaces stays until close():
+  // the new trajectory is written beside it (file_written()) and moved over it then.
   H5mdWriter(const std::string& path, const sim::Setup& setup,
              const std::string& program_version, bool replace = true);
 
@@ -127,7 +128,13 @@ class H5mdWriter {
   // Whether write() checks the room on the disk before a frame (default true); off,
   // only the take-back after a failed write keeps frames whole (tests of that path).
   void set_room_check(bool on);
-  void close();             // flushes and closes; later writes throw
+  // Flushes and closes; later writes throw. A trajectory that replaces a file is moved
+  // over it now if it holds a frame, else removed (the old file kept). The destructor
+  // does the same, without throwing.
+  void close();
+  // The file the frames go to: the trajectory's path, or while it replaces a file, the
+  // temporary beside it (PATH.partial.PID) that close() moves over it.
+  std::string file_written() const;
 
  private:
   struct Impl;
@@ -149,7 +156,18 @@ struct Checkpoint {
   std::string version;       // /parameters/version: the program that wrote it
   std::string collision;     // /parameters/collision; empty in files written before it
   std::vector<std::string> reaction_names;  // /parameters/reaction_names; empty: none
+  std::vector<std::string> species_names;   // /parameters/species_names: the frame's kinds
 };
+
+// Checks that `path` is a regular file holding a nestsim trajectory whose every dataset
+// has the layout's type class, rank and extents (the same slot count in every per-slot
+// series, the kind tables of /parameters/species_names' length), without reading a
+// frame; returns its complete frames. Every reader below checks this first, and each
+// frame's values as it reads them (kinds in the kind table, parents and membranes naming
+// live compartments of the frame, finite numbers). Throws InputError (line 0) "not a
+// nestsim trajectory: DATASET: what is wrong". `for_append` also checks what appending
+// frames needs: every series chunked and growing along the frames (and the slots).
+uint64_t check_trajectory(const std::string& path, bool for_append = false);
 
 // Reads the last complete frame (reaction_events: cumulative counts per rule of
 // reaction_names, empty when the file holds none; broadphase_pairs: -1 when the file
