@@ -9,8 +9,8 @@ PATH or PYTHONPATH but what the README's own `export` lines put there. In the or
 appear in SOURCE_DIR/README.md:
   - ```sh lines run through bash in that folder, each in the environment the `export`
     lines before it made. `export` lines are applied (bash evaluates them; `$PWD` is the
-    folder). `./build.sh run` is stood in for by its job (`nestsim run -o out.h5 --force`
-    and `nestsim analyze out.h5`, with 2,000 of the default model's 60,000 steps, the
+    folder). `./build.sh run` is stood in for by its job (`./build/cpu/nestsim run -o out.h5 --force`
+    and `./build/cpu/nestsim analyze out.h5`, with 2,000 of the default model's 60,000 steps, the
     same file for the lines after it); `./build.sh test` (this suite), `./build.sh cuda`,
     `./build/cuda/` lines (a GPU), `git`, `cd`, `sudo` and `apt-get` (a clone, the
     network) are not run. `cmake --install build/cpu --prefix P` installs into a
@@ -38,7 +38,8 @@ import time
 
 TIMEOUT_S = 300
 # `./build.sh run`'s job, shortened: the default model's first 2,000 steps.
-BUILD_SH_RUN = ("nestsim run -o out.h5 --force --steps 2000 && nestsim analyze out.h5")
+BUILD_SH_RUN = ("./build/cpu/nestsim run -o out.h5 --force --steps 2000 && "
+                "./build/cpu/nestsim analyze out.h5")
 NOT_RUN = ("./build.sh test", "./build.sh cuda", "./build.sh sanitize", "./build/cuda/",
            "git ", "cd ", "sudo ", "apt-get ")
 
