@@ -22,11 +22,13 @@ export on the unmutated file is checked first, with the live bodies export lists
 slower there). Exit 0 when every mutant held, 1 otherwise.
 """
 import os
+import queue
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -69,6 +71,7 @@ reactions:
 """
 
 TIMEOUT = 30
+WORKERS = 2  # the CI machine's cores
 STEPS = 20
 
 
@@ -195,10 +198,13 @@ def acceptable(code):
 class ViewServer:
     """`nestsim view` on one path, under which each mutant is put in turn."""
 
-    def __init__(self, nestsim, path):
+    def __init__(self, nestsim, path, base):
         self.path = path
+        shutil.copyfile(base, path)
+        # Its log goes to a file: a pipe nobody reads would fill and stop the server.
+        self.log = open(path + ".log", "w")
         self.p = subprocess.Popen([nestsim, "view", path, "--port", "0"],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                  stdout=subprocess.PIPE, stderr=self.log, text=True)
         self.url = None
         deadline = time.time() + TIMEOUT
         while time.time() < deadline and self.url is None:
@@ -209,7 +215,11 @@ class ViewServer:
                 self.url = line[line.index("http://"):].split()[0].rstrip("/") + "/"
         if self.url is None:
             self.p.kill()
-            raise SystemExit("FAIL: nestsim view did not start: " + self.p.stderr.read()[-600:])
+            self.log.close()
+            with open(path + ".log") as log:
+                raise SystemExit("FAIL: nestsim view did not start: " + log.read()[-600:])
+        # The rest of its standard output is read away, so that it never fills.
+        threading.Thread(target=self.p.stdout.read, daemon=True).start()
         self.requests = 0
 
     def check(self, mutant):
@@ -238,7 +248,7 @@ class ViewServer:
                 self.p.kill()
 
 
-def try_mutant(nestsim, work, base, index, label, mutate):
+def try_mutant(nestsim, work, base, index, label, mutate, servers):
     path = os.path.join(work, f"m{index}.h5")
     shutil.copyfile(base, path)
     try:
@@ -256,6 +266,14 @@ def try_mutant(nestsim, work, base, index, label, mutate):
     results.append(("resume",) + run([nestsim, "run", "--resume", resume_copy,
                                       "--steps", str(STEPS + 10)]))
     bad = [(what, code, err) for what, code, err in results if not acceptable(code)]
+    if servers is not None:  # one server per worker: each takes a free one
+        server = servers.get()
+        try:
+            problem = server.check(path)
+        finally:
+            servers.put(server)
+        if problem:
+            bad.append(("view", problem, ""))
     for name in (resume_copy, path + ".xyz"):
         if os.path.exists(name):
             os.remove(name)
@@ -264,11 +282,16 @@ def try_mutant(nestsim, work, base, index, label, mutate):
 
 
 def special_files(nestsim, work):
-    """A FIFO (no writer: an open would wait forever) and /dev/zero as every input."""
+    """A FIFO (no writer: an open would wait forever), /dev/zero and a loop of symbolic
+    links as every input: exit 2 at once, the message naming what the file is."""
     fifo = os.path.join(work, "f.h5")
     os.mkfifo(fifo)
+    loop_a, loop_b = os.path.join(work, "loop_a.h5"), os.path.join(work, "loop_b.h5")
+    os.symlink(loop_a, loop_b)
+    os.symlink(loop_b, loop_a)
     ok = True
-    for target, kind in ((fifo, "FIFO"), ("/dev/zero", "character device")):
+    for target, kind in ((fifo, "FIFO"), ("/dev/zero", "character device"),
+                         (loop_a, "symbolic links")):
         for cmd in (["analyze", target], ["export", target, "--format", "xyz", "-o", "-"],
                     ["view", target, "--port", "0"], ["run", "--resume", target, "--steps", "9"],
                     ["run", target, "-o", os.path.join(work, "x.h5")], ["pairs", target]):
@@ -279,11 +302,12 @@ def special_files(nestsim, work):
                 code, err = r.returncode, r.stderr
             except subprocess.TimeoutExpired:
                 code, err = "hang", ""
-            if code != 2 or kind not in err:
+            if code != 2 or kind.lower() not in err.lower():
                 print(f"FAIL {kind} as input of {' '.join(cmd)}: {code} {err[-300:]}")
                 ok = False
     if ok:
-        print("ok   a FIFO and a device as every input: exit 2 at once, naming the kind of file")
+        print("ok   a FIFO, a device and a loop of links as every input: exit 2 at once, "
+              "naming the kind of file")
     return ok
 
 
@@ -347,22 +371,22 @@ def main():
         print("NOTE: the view server is not fuzzed in this build (its page is not built, "
               "NESTSIM_BUILD_VIEWER=OFF); its frame reader is io::read_frame, fuzzed here "
               "through analyze and export", flush=True)
-    server = ViewServer(nestsim, os.path.join(work, "viewed.h5")) if view else None
+    servers = None
+    if view:
+        servers = queue.Queue()
+        for k in range(WORKERS):
+            servers.put(ViewServer(nestsim, os.path.join(work, f"viewed{k}.h5"), base))
     failures, refused, accepted, unmade = [], 0, 0, 0
     start = time.time()
     try:
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            jobs = [pool.submit(try_mutant, nestsim, work, base, i, label, mutate)
+        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+            jobs = [pool.submit(try_mutant, nestsim, work, base, i, label, mutate, servers)
                     for i, (label, mutate) in chosen]
             for job in jobs:
                 index, label, path, bad = job.result()
                 if path is None:
                     unmade += 1
                     continue
-                if server is not None:
-                    problem = server.check(path)
-                    if problem:
-                        bad.append(("view", problem, ""))
                 if bad:
                     failures.append((label, bad))
                     print(f"FAIL {label}: " + "; ".join(f"{w} -> {c} {e.strip()[-200:]}"
@@ -371,8 +395,8 @@ def main():
                     os.remove(path)
                     accepted += 1
     finally:
-        if server is not None:
-            server.stop()
+        while servers is not None and not servers.empty():
+            servers.get().stop()
     print(f"{accepted} mutants held (exit 0 or 2 everywhere), {len(failures)} failed, "
           f"{unmade} not makeable by h5py; {time.time() - start:.1f} s")
     if failures:
