@@ -3,6 +3,7 @@
 #include <thrust/fill.h>
 #include <thrust/host_vector.h>
 
+#include <cmath>
 #include <string>
 
 #include "device_loops.cuh"
@@ -55,12 +56,64 @@ void update_images(const SlotView& v, BodyState& state,
   for_each_slot(v.n, u);
 }
 
+namespace {
+
+// The initial or restored state is checked with the rule the moves keep (AcceptParent,
+// AcceptSibling), less the rounding of the events that make touching states: a bud is put
+// at distance lumen - r from its parent's centre and a pushed protein at distance r_i + r_j
+// from its sibling, each a few roundings off exactly touching, and later carried moves
+// round again. The steps go on from such a state (a move that leaves it is accepted), so
+// a resume must too. kRestSlack, relative to the lengths compared (radii and the
+// coordinates' magnitude), is far above that rounding (~1e-16 per operation) and far
+// below any overlap that physics could make.
+constexpr double kRestSlack = 1e-9;
+
+NESTSIM_HD double magnitude(const SlotView& v, uint32_t i) {
+  double m = 0;
+  NESTSIM_AXES(k, v.dim) m = fmax(m, fabs(v.x[k][i]));
+  return m;
+}
+
+// reject[i] = 1 when body i's ball is not in its parent's lumen.
+struct ParentAtRest {
+  SlotView v;
+  NESTSIM_HD void operator()(uint32_t i) const {
+    v.reject[i] = 0;
+    const int32_t p = v.empty(i) || v.membrane[i] >= 0 ? -1 : v.parent[i];
+    if (p < 0) return;
+    double rel[3] = {0, 0, 0};
+    v.delta(v.x, i, uint32_t(p), rel);
+    const double room = v.lumen(uint32_t(p)) - v.radius[i];
+    const double slack =
+        kRestSlack * (v.radius[p] + fmax(magnitude(v, i), magnitude(v, uint32_t(p))));
+    if (!(room >= -slack && sqrt(v.norm2(rel)) <= room + slack)) v.reject[i] = 1;
+  }
+};
+
+// reject[i] = 1 when body i's ball meets a sibling compartment's (or, a compartment, a
+// sibling's).
+struct SiblingAtRest {
+  SlotView v;
+  NESTSIM_HD void operator()(uint64_t e) const {
+    const uint32_t i = v.sib_rows[e], j = v.sibs[e];
+    if (v.empty(i) || v.membrane[i] >= 0 || v.empty(j) || v.membrane[j] >= 0 ||
+        v.parent[j] != v.parent[i] || (!v.compartment[i] && !v.compartment[j]))
+      return;
+    const double need = v.radius[i] + v.radius[j];
+    double d[3] = {0, 0, 0};
+    v.delta(v.x, i, j, d);
+    const double slack = kRestSlack * (need + fmax(magnitude(v, i), magnitude(v, j)));
+    if (sqrt(v.norm2(d)) < need - slack) v.reject[i] = 1;
+  }
+};
+
+}  // namespace
+
 void check_membranes(const SlotView& v, BodyState& state) {
-  for (int k = 0; k < 3; ++k) thrust::fill(state.move[k].begin(), state.move[k].end(), 0.0);
-  thrust::fill(state.rejections.begin(), state.rejections.end(), 0u);
-  accept_moves(v);
-  thrust::host_vector<uint32_t> r(state.rejections.begin(), state.rejections.begin() + state.used);
-  thrust::fill(state.rejections.begin(), state.rejections.end(), 0u);
+  for_each_slot(v.n, ParentAtRest{v});
+  for_each_index(v.sib_count, SiblingAtRest{v});
+  thrust::host_vector<uint8_t> r(state.reject.begin(), state.reject.begin() + state.used);
+  thrust::fill(state.reject.begin(), state.reject.end(), uint8_t(0));
   for (uint32_t i = 0; i < state.used; ++i)
     if (r[i])
       invalid("body " + std::to_string(int64_t(state.id[i])) +

@@ -26,8 +26,9 @@ void apply_moves(const SlotView& v, BodyState& state);
 // (and, when events may have changed the slots, the ids `id_before`).
 void update_images(const SlotView& v, BodyState& state,
                    thrust::device_vector<double> (&before)[3], const int64_t* id_before);
-// The initial state must satisfy the invariants that the steps keep: throws
-// std::invalid_argument naming a body that intersects a membrane.
+// The initial (or restored) state must satisfy the invariants that the steps keep,
+// touching included, to within the rounding of the events that make touching states:
+// throws std::invalid_argument naming a body that intersects a membrane.
 void check_membranes(const SlotView& v, BodyState& state);
 
 }  // namespace nestsim::sim::detail
