@@ -166,6 +166,9 @@ void check_output_path(const std::string& path, bool force) {
     if (!force) throw std::runtime_error(exists_message(path));
   } else if (errno != ENOENT && errno != ENOTDIR) {
     throw std::runtime_error(path + ": " + std::strerror(errno));
+  } else if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode) && !force) {
+    throw std::runtime_error(path + " is a symbolic link to a missing file: --force creates "
+                                    "the file it points to");
   }
   // The directory the file goes into.
   const std::size_t slash = path.rfind('/');
@@ -200,9 +203,11 @@ void H5mdWriter::Impl::create_step_and_time(const std::string& time_unit) {
 }
 
 // The file is always created new (HDF5's own truncation empties a file before it finds
-// that another process holds it locked). A file it replaces is left alone until the new
-// one is complete: the new one is made under a temporary name and renamed over it, while
-// a lock on it shows that no other process (a run writing it, a reader) has it open.
+// that another process holds it locked). A file it replaces is left alone until the run
+// ends: the new one is written under a temporary name beside it (PATH.partial.PID) and
+// moved over it by close() (or the destructor), once it holds a frame; a lock on the old
+// file shows first that no other process (a run writing it, a reader) has it open. A
+// run killed outright (kill -9, power) leaves the old file whole and the temporary.
 // `made` names the file this call created, removed if the set-up fails.
 H5mdWriter::H5mdWriter(const std::string& path, const sim::Setup& setup,
                        const std::string& program_version, bool replace)
@@ -226,6 +231,17 @@ H5mdWriter::H5mdWriter(const std::string& path, const sim::Setup& setup,
                                  "not replaced");
       if (char resolved[PATH_MAX]; ::realpath(path.c_str(), resolved)) target = resolved;
       name = target + ".partial." + std::to_string(::getpid());
+    } else if (struct stat link; replace && ::lstat(path.c_str(), &link) == 0 &&
+                                 S_ISLNK(link.st_mode)) {
+      // A link to a missing file: the trajectory is created where it points.
+      char to[PATH_MAX];
+      const ssize_t n = ::readlink(path.c_str(), to, sizeof to - 1);
+      if (n > 0) {
+        name.assign(to, std::size_t(n));
+        const std::size_t slash = path.rfind('/');
+        if (name[0] != '/' && slash != std::string::npos) name = path.substr(0, slash + 1) + name;
+        target = name;
+      }
     }
     const hid_t id = create_file(path, name);
     made = name;
@@ -240,11 +256,8 @@ H5mdWriter::H5mdWriter(const std::string& path, const sim::Setup& setup,
     w.time.reset();
     w.open_series(series_specs(), rules);
     check(H5Fflush(f, H5F_SCOPE_GLOBAL), "flush");
-    if (made != target) {
-      if (std::rename(made.c_str(), target.c_str()) != 0)
-        throw std::runtime_error(path + ": cannot replace it: " + std::strerror(errno));
-      made = target;
-    }
+    w.written = made;
+    if (made != target) w.replaces = target;
   } catch (const hdf5::Error& e) {
     impl_.reset();
     if (!made.empty()) std::remove(made.c_str());

@@ -1,8 +1,11 @@
 // Appending to a trajectory frame by frame, only complete frames on disk; continuing
 // one (--resume).
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -86,6 +89,7 @@ H5mdWriter H5mdWriter::append(const std::string& path) {
   writer.impl_ = std::make_unique<Impl>();
   Impl& w = *writer.impl_;
   w.path = path;
+  w.written = path;
   w.file = open_trajectory(path, true);
   w.open_series(series_specs(), reaction_names(w.file.get()));
   const hsize_t frames = w.complete_frames();
@@ -97,7 +101,12 @@ H5mdWriter H5mdWriter::append(const std::string& path) {
 
 H5mdWriter::H5mdWriter(H5mdWriter&&) noexcept = default;
 H5mdWriter& H5mdWriter::operator=(H5mdWriter&&) noexcept = default;
-H5mdWriter::~H5mdWriter() = default;
+H5mdWriter::~H5mdWriter() {
+  try {
+    close();
+  } catch (const std::exception&) {  // a destructor does not throw; close() reports
+  }
+}
 
 uint64_t H5mdWriter::frames() const { return impl_ ? impl_->frames : 0; }
 WriteTimes H5mdWriter::times() const { return impl_ ? impl_->times : WriteTimes{}; }
@@ -108,9 +117,24 @@ void H5mdWriter::set_room_check(bool on) {
 
 void H5mdWriter::close() {
   if (!impl_) return;
-  if (impl_->file) check(H5Fflush(impl_->file.get(), H5F_SCOPE_GLOBAL), "flush");
-  impl_.reset();
+  std::unique_ptr<Impl> w = std::move(impl_);
+  if (w->file) check(H5Fflush(w->file.get(), H5F_SCOPE_GLOBAL), "flush");
+  const std::string written = w->written, replaces = w->replaces, path = w->path;
+  const bool has_frame = w->frames > 0;
+  w.reset();  // the file closed before it is moved
+  if (replaces.empty()) return;
+  // A new trajectory replaces the old one only when it holds a frame (it can be
+  // resumed); one without a frame is removed and the old one kept.
+  if (!has_frame) {
+    std::remove(written.c_str());
+    return;
+  }
+  if (std::rename(written.c_str(), replaces.c_str()) != 0)
+    throw std::runtime_error(path + ": cannot replace it with " + written + ": " +
+                             std::strerror(errno));
 }
+
+std::string H5mdWriter::file_written() const { return impl_ ? impl_->written : std::string(); }
 
 void H5mdWriter::write(const sim::Frame& fr) {
   if (!impl_) throw std::logic_error("H5mdWriter: write after close");

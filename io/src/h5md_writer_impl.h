@@ -23,7 +23,10 @@ struct H5mdWriter::Impl {
   using Series = h5md::Series;
   using SeriesSpec = h5md::SeriesSpec;
 
-  std::string path;
+  std::string path;     // the trajectory, as named (messages)
+  std::string written;  // the file being written: path, or a temporary beside the file it
+                        // replaces (moved over it by H5mdWriter::close())
+  std::string replaces; // the file a new trajectory replaces when complete; empty: none
   Handle file;
   Handle step, time;
   std::vector<Series> series;     // series_specs(), in its order
@@ -132,11 +135,11 @@ struct H5mdWriter::Impl {
     if (!room_check) return;
     const uint64_t need = row_bytes + row_bytes / 8 + (uint64_t(1) << 18);
     struct stat st;
-    if (::stat(path.c_str(), &st) != 0) return;
+    if (::stat(written.c_str(), &st) != 0) return;
     int error = 0;
     uint64_t room = UINT64_MAX;
     struct statvfs fs;
-    if (::statvfs(path.c_str(), &fs) == 0) {
+    if (::statvfs(written.c_str(), &fs) == 0) {
       room = uint64_t(::geteuid() == 0 ? fs.f_bfree : fs.f_bavail) * fs.f_frsize;
       if (room < need) error = ENOSPC;
     }

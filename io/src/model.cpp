@@ -127,6 +127,11 @@ void read_kinds(const Reader& r, const YAML::Node& node, bool compartment, Model
              "a kind name is a letter or '_' then letters, digits, '_', '-'");
     if (m.find_kind(k.name))
       r.fail(entry.first, key, "a kind named '" + k.name + "' is already defined");
+    if (m.kinds.size() >= max_kinds)
+      r.fail(entry.first, key,
+             "more than " + std::to_string(max_kinds) +
+                 " kinds (compartments and species together): every frame stores counts "
+                 "per pair of kinds");
     const YAML::Node& v = entry.second;
     if (compartment)
       r.expect_map(v, key, {"radius", "thickness", "diffusion", "viscosity"});
@@ -185,6 +190,11 @@ void read_place(const Reader& r, const YAML::Node& node, Model& m) {
     r.fail(node, "place",
            "expected a list of placements, got " + (node.IsSequence() ? "an empty list"
                                                                       : describe(node)));
+  if (node.size() > max_place_entries)
+    r.fail(node, "place",
+           std::to_string(node.size()) + " entries, more than " +
+               std::to_string(max_place_entries) +
+               " (each is placed in turn): give a count to an entry instead of repeating it");
   for (std::size_t i = 0; i < node.size(); ++i) {
     const YAML::Node& e = node[i];
     const std::string key = "place[" + std::to_string(i) + "]";
@@ -511,6 +521,12 @@ void validate(const Model& m) {
     r.fail(top, "medium", "expected membrane_viscosity > 0 and membrane_thickness > 0");
   if (!(m.repulsion >= 0)) r.fail(top, "interactions.repulsion", "expected a number >= 0");
   const double min_box = std::min({m.box[0], m.box[1], m.box[2]});
+  if (m.kinds.size() > max_kinds)
+    r.fail(top, "species", std::to_string(m.kinds.size()) + " kinds, more than " +
+                               std::to_string(max_kinds) + " (compartments and species together)");
+  if (m.place.size() > max_place_entries)
+    r.fail(top, "place", std::to_string(m.place.size()) + " entries, more than " +
+                             std::to_string(max_place_entries));
   check_kinds(r, m, min_box);
   check_place(r, m);
   check_reactions(r, m, min_box);

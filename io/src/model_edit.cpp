@@ -135,14 +135,37 @@ std::string set_model_value(const std::string& text, const std::string& name,
   return emit_model(root);
 }
 
+namespace {
+
+// A quoted scalar is text (`'0.002'` is not a number, as in the file): the tag !!str
+// keeps that through the re-emitted model, where quotes are not kept.
+void keep_quoted_as_text(YAML::Node node) {
+  if (node.IsScalar()) {
+    if (node.Tag() == "!") node.SetTag("tag:yaml.org,2002:str");
+    return;
+  }
+  if (node.IsSequence())
+    for (std::size_t k = 0; k < node.size(); ++k) keep_quoted_as_text(node[k]);
+  if (node.IsMap())
+    for (auto entry : node) keep_quoted_as_text(entry.second);
+}
+
+}  // namespace
+
 std::string set_model_value(const std::string& text, const std::string& name,
                             const std::string& key, const std::string& value_yaml) {
-  YAML::Node value;
+  std::vector<YAML::Node> documents;
   try {
-    value = YAML::Load(value_yaml);
+    documents = YAML::LoadAll(value_yaml);
   } catch (const YAML::ParserException& e) {
     throw ModelError(name, 0, 0, key, "the value '" + excerpt(value_yaml) + "' is not YAML: " + e.msg);
   }
+  if (documents.size() > 1)
+    throw ModelError(name, 0, 0, key,
+                     "the value '" + excerpt(value_yaml) + "' holds " +
+                         std::to_string(documents.size()) + " YAML documents, not one");
+  YAML::Node value = documents.empty() ? YAML::Node() : documents.front();
+  keep_quoted_as_text(value);
   return set_model_value(text, name, key, value);
 }
 

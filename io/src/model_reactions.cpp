@@ -219,6 +219,12 @@ void read_reactions(const Reader& r, const YAML::Node& node, Model& m) {
       r.fail(e, key + ".name", "missing (expected a name: letters, digits, '_', '-')");
     x.name = r.name(e["name"], key + ".name");
     x.name_at = location(e["name"]);
+    // The name is a dataset's name in the trajectory and is shown in messages: no
+    // control characters (a NUL, a newline), no '/'.
+    if (!valid_name(x.name))
+      r.fail(e["name"], key + ".name",
+             "'" + excerpt(x.name) + "' is not a name (letters, digits, '_', '-', starting with a "
+             "letter or '_')");
     if (!e["rule"]) r.fail(e, key + ".rule", "missing (expected a rule such as 'A + B -> C')");
     const YAML::Node rule = e["rule"];
     if (!rule.IsScalar() || trim(rule.Scalar()).empty())
@@ -227,7 +233,7 @@ void read_reactions(const Reader& r, const YAML::Node& node, Model& m) {
     x.rule_at = location(rule);
     const std::string what = parse_rule(x.rule, x);
     if (!what.empty())
-      r.fail(rule, key + ".rule", "malformed rule '" + x.rule + "': " + what + "; " + rule_forms);
+      r.fail(rule, key + ".rule", "malformed rule '" + excerpt(x.rule) + "': " + what + "; " + rule_forms);
     if (!e["rate"] && !e["kon"])
       r.fail(e, key + ".rate",
              "missing (expected a rate >= 0, per time unit, such as 0.5 or '0.5 /s'; or for "

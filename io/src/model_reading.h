@@ -21,6 +21,15 @@ namespace nestsim::io::model_reading {
 inline constexpr double pi = 3.14159265358979323846;
 inline constexpr double euler_gamma = 0.57721566490153286061;
 
+// What a model may hold and still be run and written (models/README.md, "Limits").
+// Kinds (compartments and species together): every frame stores two counts per pair of
+// kinds (/observables/container_count and membrane_count, kinds x (kinds + 1) each);
+// at 256 kinds that is 1 MB a frame, at 3,000 beyond what an HDF5 chunk can hold.
+inline constexpr std::size_t max_kinds = 256;
+// place: entries are placed one after another, each searching for room among the bodies
+// placed before it; 100,000 entries take about 10 s, ten times as many minutes.
+inline constexpr std::size_t max_place_entries = 100000;
+
 inline Location location(const YAML::Node& node) {
   const YAML::Mark m = node.Mark();
   if (m.is_null()) return {};
@@ -152,8 +161,13 @@ class Reader {
   }
 
   std::array<double, 3> vector3(const YAML::Node& node, const std::string& key) const {
-    if (!node.IsSequence() || node.size() != 3)
-      fail(node, key, "expected a list of 3 numbers [x, y, z], got " + describe(node));
+    // A list tagged as something else (`!!map [1, 2, 3]`) is not taken for a list.
+    const bool list_tag = node.Tag() == "?" || node.Tag() == "!" ||
+                          node.Tag() == "tag:yaml.org,2002:seq";
+    if (!node.IsSequence() || !list_tag || node.size() != 3)
+      fail(node, key,
+           "expected a list of 3 numbers [x, y, z], got " +
+               (node.IsSequence() && !list_tag ? "a list tagged " + node.Tag() : describe(node)));
     std::array<double, 3> v{};
     for (std::size_t d = 0; d < 3; ++d) v[d] = number(node[d], key + "[" + std::to_string(d) + "]");
     return v;

@@ -68,8 +68,8 @@ double ball_volume(double r) { return 4.0 / 3.0 * pi * r * r * r; }
 
 class Placer {
  public:
-  Placer(const Model& model, sim::Setup& setup)
-      : model_(model), setup_(setup), box_(setup.box),
+  Placer(const Model& model, sim::Setup& setup, const std::function<bool()>& stop)
+      : model_(model), setup_(setup), stop_(stop), box_(setup.box),
         periodic_(setup.boundary == sim::Boundary::periodic), grids_(setup.kinds.size()) {
     const double widest = std::max({box_[0], box_[1], box_[2]});
     for (std::size_t k = 0; k < grids_.size(); ++k) {
@@ -79,7 +79,14 @@ class Placer {
     }
   }
 
+  // Throws PlacementStopped when the caller's stop() asks to: between entries and every
+  // 1024 bodies of an entry.
+  void check_stop() const {
+    if (stop_ && stop_()) throw PlacementStopped();
+  }
+
   void place(std::size_t entry_index) {
+    check_stop();
     const Placement& p = model_.place[entry_index];
     key_ = "place[" + std::to_string(entry_index) + "]";
     where_ = p.where;
@@ -94,6 +101,7 @@ class Placer {
     const std::vector<int64_t>& containers = target.containers;
     check_volume(p, kind, target);
     for (uint64_t n = 0; n < p.count; ++n) {
+      if (n % 1024 == 1023) check_stop();
       bool placed = false;
       for (int attempt = 0; attempt < placement_attempts && !placed; ++attempt) {
         sim::Body b;
@@ -353,6 +361,7 @@ class Placer {
 
   const Model& model_;
   sim::Setup& setup_;
+  const std::function<bool()>& stop_;
   Vec box_;
   bool periodic_;
   std::vector<KindGrid> grids_;  // by kind index
@@ -437,7 +446,7 @@ sim::Setup make_setup_without_bodies(const Model& m) {
   return s;
 }
 
-sim::Setup make_setup(const Model& m) {
+sim::Setup make_setup(const Model& m, const std::function<bool()>& stop) {
   validate(m);
   // The bodies asked for, before any is placed: a run holds at most max_slots.
   uint64_t n = 0;
@@ -458,7 +467,7 @@ sim::Setup make_setup(const Model& m) {
                      "expected at least the " + std::to_string(n) + " bodies placed, got " +
                          std::to_string(m.capacity));
   sim::Setup s = make_setup_without_bodies(m);
-  Placer placer(m, s);
+  Placer placer(m, s, stop);
   for (std::size_t i = 0; i < m.place.size(); ++i) placer.place(i);
   if (m.capacity == 0) s.capacity = std::min(default_capacity(n), max_slots);
   return s;

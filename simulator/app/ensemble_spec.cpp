@@ -7,13 +7,22 @@
 #include <stdexcept>
 
 #include "nestsim/io/model_edit.h"
+#include "nestsim/io/scene_csv.h"
 
 namespace nestsim::app {
+
+namespace {
+
+// An argument as messages show it: on one line (control characters escaped), and only
+// its start when long (an error echoes no argument of 100 KB).
+std::string shown(const std::string& argument) { return shell_quote(io::excerpt(argument, 200)); }
+
+}  // namespace
 
 SetArg parse_set(const std::string& flag, const std::string& argument) {
   const std::size_t eq = argument.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw std::invalid_argument(flag + " '" + argument + "': needs KEY=VALUE (a dotted key " +
+    throw std::invalid_argument(flag + " " + shown(argument) + ": needs KEY=VALUE (a dotted key " +
                                 "of the model, e.g. simulation.dt=0.005)");
   return {argument.substr(0, eq), argument.substr(eq + 1)};
 }
@@ -29,7 +38,7 @@ bool key_within(const std::string& inner, const std::string& outer) {
 std::string named_sets(const std::vector<SetArg>& sets, const std::string& key) {
   std::string named, all;
   for (const SetArg& s : sets) {
-    const std::string word = "--set " + shell_quote(s.text());
+    const std::string word = "--set " + shown(s.text());
     all += (all.empty() ? "" : " ") + word;
     if (!key.empty() && (key_within(key, s.key) || key_within(s.key, key)))
       named += (named.empty() ? "" : " ") + word;
@@ -55,7 +64,7 @@ io::Model load_model_with_sets(const std::string& path, const std::vector<SetArg
       // meet re-emitted text.
       const bool first = &s == &sets.front();
       throw io::ModelError(path, first ? e.line() : 0, first ? e.column() : 0, e.key(),
-                           e.message() + " (--set " + shell_quote(s.text()) + ")");
+                           e.message() + " (--set " + shown(s.text()) + ")");
     }
   }
   try {

@@ -1,4 +1,5 @@
 // `nestsim export`: a trajectory as extended XYZ, for OVITO, VMD and ASE.
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -47,12 +48,16 @@ struct FrameRange {
 };
 
 uint64_t parse_count(const std::string& text, const std::string& what) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
-    throw Usage("--frames: " + what + " '" + text + "' is not a whole number >= 0");
-  return std::stoull(text);
+  uint64_t v = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size())
+    throw Usage("--frames: " + what + " '" + text + "' is not a whole number from 0 to " +
+                std::to_string(UINT64_MAX));
+  return v;
 }
 
 FrameRange parse_frames(const std::string& text) {
+  if (text.empty()) throw Usage("--frames: empty (A:B:S, ':' for every frame)");
   std::vector<std::string> parts{""};
   for (char c : text) {
     if (c == ':')

@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -66,6 +67,12 @@ int main(int argc, char** argv) {
     if (command == "view") return nestsim::app::view_command(args);
     if (command == "export") return nestsim::app::export_command(args);
     std::cerr << "nestsim: unknown command '" << command << "'\n\n" << kHelp;
+    return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the command could not look at (a symbolic link loop, a folder it may not
+    // read): the path and the system's reason, as bad input (exit 2).
+    std::cerr << "nestsim " << command << ": " << e.path1().string() << ": "
+              << e.code().message() << "\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "nestsim: " << e.what() << "\n";

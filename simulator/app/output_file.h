@@ -4,9 +4,11 @@
 // (the link stays, its target is replaced). A FIFO or a character device (a pipe,
 // /dev/stdout, /dev/null) is written through as a stream, as is "-" (standard
 // output). Anything else (a directory, a block device, a socket) is refused with
-// std::invalid_argument before anything is written.
+// std::invalid_argument before anything is written. SIGINT and SIGTERM while a
+// temporary exists remove it before the program ends by the signal.
 #pragma once
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +21,36 @@
 #include <string>
 
 namespace nestsim::app {
+
+namespace output_file_detail {
+// The temporary being written, for the signal handler (one output file at a time).
+inline char g_temporary[PATH_MAX] = {0};
+inline struct sigaction g_previous_int, g_previous_term;
+
+extern "C" inline void remove_temporary_and_stop(int signal) {
+  if (g_temporary[0] != 0) ::unlink(g_temporary);  // async-signal-safe
+  ::sigaction(signal, signal == SIGINT ? &g_previous_int : &g_previous_term, nullptr);
+  ::raise(signal);
+}
+
+inline void guard(const std::string& temporary) {
+  if (temporary.size() >= PATH_MAX) return;
+  std::memcpy(g_temporary, temporary.c_str(), temporary.size() + 1);
+  struct sigaction on_stop;
+  std::memset(&on_stop, 0, sizeof on_stop);
+  on_stop.sa_handler = remove_temporary_and_stop;
+  sigemptyset(&on_stop.sa_mask);
+  ::sigaction(SIGINT, &on_stop, &g_previous_int);
+  ::sigaction(SIGTERM, &on_stop, &g_previous_term);
+}
+
+inline void unguard() {
+  if (g_temporary[0] == 0) return;
+  ::sigaction(SIGINT, &g_previous_int, nullptr);
+  ::sigaction(SIGTERM, &g_previous_term, nullptr);
+  g_temporary[0] = 0;
+}
+}  // namespace output_file_detail
 
 class OutputFile {
  public:
@@ -59,9 +91,11 @@ class OutputFile {
     }
     temp_ = target + ".partial." + std::to_string(::getpid());
     target_ = target;
+    output_file_detail::guard(temp_);
     const int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0) {
       const int error = errno;
+      output_file_detail::unguard();
       temp_.clear();
       throw std::runtime_error(path_ + ": cannot write beside it (" + std::strerror(error) + ")");
     }
@@ -76,6 +110,7 @@ class OutputFile {
   ~OutputFile() {
     if (file_ && file_ != stdout) std::fclose(file_);
     if (!temp_.empty() && !committed_) std::remove(temp_.c_str());
+    if (!temp_.empty()) output_file_detail::unguard();
   }
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;

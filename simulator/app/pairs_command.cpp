@@ -14,6 +14,7 @@
 #include "nestsim/broadphase.h"
 #include "nestsim/io/scene_csv.h"
 #include "output_file.h"
+#include "pair_bound.h"
 
 namespace nestsim::app {
 namespace {
@@ -228,6 +229,19 @@ int run(const PairsArgs& p, const io::Scene& scene, const Domain& domain) {
   options.hsx_small_n = p.hsx_small_n;
   options.grid_sort = p.grid_sort;
   options.sort_pairs = !p.any_order;
+  if (!p.count) {  // the pairs are stored: refused before the search when they cannot fit
+    const double bound = pair_upper_bound(scene.bodies, domain, p.skin);
+    const double memory = available_memory();
+    if (bound * kBytesPerPair > memory) {
+      char what[400];
+      std::snprintf(what, sizeof what,
+                    "%s: up to %.3g pairs (bodies within a diameter of each other), more than "
+                    "the %.3g GB of available memory can hold at %.0f bytes a pair; nothing "
+                    "was searched (--count counts them without storing them)",
+                    p.scene.c_str(), bound, memory / 1e9, kBytesPerPair);
+      throw std::invalid_argument(what);
+    }
+  }
   Broadphase<Real> finder(options);
   finder.upload(bodies);
 

@@ -141,7 +141,10 @@ RunArgs parse(const std::vector<std::string>& args) {
       if (k + 1 >= args.size()) throw UsageError(a + " needs a value");
       return args[++k];
     };
-    if (a == "-o" || a == "--output") r.output = value();
+    if (a == "-o" || a == "--output") {
+      r.output = value();
+      if (r.output.empty()) throw UsageError(a + ": the trajectory's file name is empty");
+    }
     else if (a == "--steps") { r.steps = parse_count(a, value()); r.has_steps = true; }
     else if (a == "--seed") { r.seed = parse_count(a, value()); r.has_seed = true; }
     else if (a == "--resume") r.resume = value();
@@ -323,7 +326,15 @@ int fresh_run(const RunArgs& a) {
   } catch (const std::runtime_error& e) {
     throw std::invalid_argument(e.what());
   }
-  sim::Setup setup = io::make_setup(model);
+  sim::Setup setup;
+  try {
+    setup = io::make_setup(model, [] { return g_stop_signal.load() != 0; });
+  } catch (const io::PlacementStopped&) {
+    const int stop = g_stop_signal.load();
+    std::fprintf(stderr, "\nnestsim: stopped by %s while placing the bodies; nothing was written\n",
+                 stop == SIGTERM ? "SIGTERM" : "Ctrl-C (SIGINT)");
+    return 128 + stop;
+  }
   if (a.collision) setup.collision = *a.collision;
   sim::Simulation simulation(setup);  // validates the initial state before any file exists
   std::fprintf(stderr, "nestsim: %s, %zu bodies, %llu steps of %g %s, %s collision, backend %s\n",
@@ -333,25 +344,51 @@ int fresh_run(const RunArgs& a) {
   for (const auto& rule : model.reactions)  // rates given with units or as kon, converted
     if (const std::string line = io::describe_rate(rule, model); !line.empty())
       std::fprintf(stderr, "  %s\n", line.c_str());
+  const bool replacing = a.force && ::access(out.c_str(), F_OK) == 0;  // a file, kept
   io::H5mdWriter writer(out, setup, NESTSIM_VERSION_STRING, a.force);
+  if (replacing)
+    std::fprintf(stderr,
+                 "nestsim: %s is kept until this run ends; the new trajectory is written to "
+                 "%s and replaces it then\n",
+                 out.c_str(), writer.file_written().c_str());
   writer.set_room_check(room_check());
   try {
     writer.write(simulation.frame());
   } catch (const io::WriteError& e) {  // a file without a frame cannot be resumed
     try {
-      writer.close();
+      writer.close();  // a replacement without a frame is removed, the old file kept
     } catch (const std::exception&) {
     }
-    std::remove(out.c_str());
-    throw std::runtime_error(std::string(e.what()) + "; removed it");
+    if (!replacing) std::remove(out.c_str());
+    throw std::runtime_error(std::string(e.what()) + "; removed it" +
+                             (replacing ? " and kept the file it was to replace" : ""));
   }
   return simulate(simulation, writer, setup, setup.bodies.size(), out, a.frames_in_flight);
+}
+
+// The stored model (/parameters/model) must be the one that wrote the frames: the run
+// computes a frame's model time as step x dt, so the last frame's time
+// (/observables/model_time) must be exactly that with the stored model's dt. An edited
+// model (another dt) would continue with time going backwards or jumping.
+void check_model_matches_frames(const std::string& path, const io::Checkpoint& c,
+                                const sim::Setup& setup) {
+  const double expected = double(c.frame.step) * setup.dt;
+  if (c.frame.time == expected) return;
+  char what[400];
+  std::snprintf(what, sizeof what,
+                "/parameters/model does not match the frames: its dt (%.17g) gives model "
+                "time %.17g at step %llu, but /observables/model_time holds %.17g there "
+                "(the stored model was edited?); it cannot be resumed",
+                setup.dt, expected, static_cast<unsigned long long>(c.frame.step),
+                c.frame.time);
+  throw io::InputError(path, 0, what);
 }
 
 int resumed_run(const RunArgs& a) {
   const io::Resumption r = io::prepare_resume(a.resume, a.steps, a.collision);
   const io::Checkpoint& c = r.checkpoint;
   const sim::Setup& setup = r.setup;
+  check_model_matches_frames(a.resume, c, setup);
   if (r.repair.repaired)
     std::fprintf(stderr, "nestsim run: %s; continuing from step %llu\n",
                  io::describe_repair(a.resume, r.repair).c_str(),

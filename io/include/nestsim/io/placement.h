@@ -2,6 +2,8 @@
 // `place:` deterministically from the model's seed. Rules in models/README.md.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <stdexcept>
 
 #include "nestsim/io/model.h"
 #include "nestsim/sim/setup.h"
@@ -21,11 +23,18 @@ inline uint64_t default_capacity(uint64_t bodies) {
   return bodies * 2 > bodies + 64 ? bodies * 2 : bodies + 64;
 }
 
+// Thrown by make_setup when its `stop` asked it to give up (a signal to the program).
+class PlacementStopped : public std::runtime_error {
+ public:
+  PlacementStopped() : std::runtime_error("stopped while placing the bodies") {}
+};
+
 // Builds the initial state. Same model and seed -> the same bodies, bit for bit.
 // Throws ModelError (located at the `place:` entry) when bodies cannot be placed:
 // an `at:` body crossing a membrane, overlapping another or outside the box, or a
-// region too crowded to take `count` more bodies.
-sim::Setup make_setup(const Model& model);
+// region too crowded to take `count` more bodies. `stop`, when given, is asked between
+// entries and every 1024 bodies; true throws PlacementStopped.
+sim::Setup make_setup(const Model& model, const std::function<bool()>& stop = {});
 
 // Kinds, box, units and run parameters only (no bodies): what a resumed run rebuilds
 // before it loads the bodies from the trajectory's last frame.
