@@ -15,6 +15,11 @@ if(NESTSIM_BACKEND STREQUAL "CUDA")
                         "Set CMAKE_CUDA_COMPILER or use the CPU backend (cmake --preset cpu).")
   endif()
   enable_language(CUDA)
+  # nvcc --split-compile=N: a file's device code optimised (cicc) and assembled (ptxas) in
+  # up to N threads (0: one per core), so the few long files of the broad phase do not
+  # leave the machine's other cores idle at the end of a build. OFF: one thread per file.
+  set(NESTSIM_CUDA_SPLIT_COMPILE 0 CACHE STRING
+      "nvcc --split-compile threads per CUDA file (0: as many as cores; OFF: not split)")
   set(CMAKE_CUDA_STANDARD 17)
   set(CMAKE_CUDA_STANDARD_REQUIRED ON)
   find_package(CUDAToolkit REQUIRED)
@@ -42,6 +47,10 @@ function(nestsim_device_target target visibility)
     target_compile_options(${target} PRIVATE
       $<$<COMPILE_LANGUAGE:CUDA>:--expt-extended-lambda --expt-relaxed-constexpr
         -Xcompiler=-Wall,-Wextra,-fopenmp>)
+    if(NOT NESTSIM_CUDA_SPLIT_COMPILE STREQUAL "OFF")
+      target_compile_options(${target} PRIVATE
+        $<$<COMPILE_LANGUAGE:CUDA>:--split-compile=${NESTSIM_CUDA_SPLIT_COMPILE}>)
+    endif()
     target_link_libraries(${target} ${visibility} CUDA::cudart)
     set_target_properties(${target} PROPERTIES CUDA_SEPARABLE_COMPILATION OFF)
   else()
