@@ -21,6 +21,8 @@
 
 #include "cli_helpers.h"
 #include "h5_read.h"
+#include "nestsim/io/h5md.h"
+#include "nestsim/io/repair.h"
 
 using namespace nestsim::testing;
 
@@ -352,4 +354,29 @@ TEST_CASE("a symbolic link loop is named, not a raw filesystem error") {
     CHECK(!contains(r.err, "filesystem error"));
     CHECK(contains(r.err, "loop.h5"));
   }
+}
+
+TEST_CASE("a trajectory cut short is repaired to the frames that read, and resumed") {
+  const std::string model = write_file("cut.yaml", model_text(40));
+  const std::string whole = temp_path("whole.h5"), cut = temp_path("cut.h5");
+  REQUIRE(run_nestsim("run " + q(model) + " -o " + q(whole) + " --force").code == 0);
+  std::remove(cut.c_str());
+  std::remove((cut + ".damaged").c_str());
+  REQUIRE(run_shell("cp " + q(whole) + " " + q(cut)).code == 0);
+  struct stat st;
+  REQUIRE(::stat(cut.c_str(), &st) == 0);
+  REQUIRE(::truncate(cut.c_str(), st.st_size - st.st_size / 1000) == 0);  // 0.1% cut
+  const nestsim::io::Repair r = nestsim::io::repair_trajectory(cut);
+  CHECK(r.repaired);
+  CHECK(r.frames_kept > 0);
+  CHECK(r.frames_kept <= r.frames_before);
+  CHECK(exists(cut + ".damaged"));
+  CHECK(!exists(cut + ".padded.tmp"));
+  // The frames kept are the whole file's.
+  const nestsim::sim::Frame kept = nestsim::io::read_frame(cut, r.frames_kept - 1);
+  const nestsim::sim::Frame original = nestsim::io::read_frame(whole, r.frames_kept - 1);
+  CHECK(kept.step == original.step);
+  CHECK(kept.position == original.position);
+  const Run resumed = run_nestsim("run --resume " + q(cut) + " --steps 45");
+  CHECK_MESSAGE(resumed.code == 0, resumed.err);
 }

@@ -10,11 +10,13 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "h5md_layout.h"
+#include "nestsim/io/h5md.h"
 #include "nestsim/io/repair.h"
 #include "nestsim/io/scene_csv.h"  // InputError
 
@@ -337,23 +339,82 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
+// Whether `path` begins with HDF5's signature (at offset 0, where nestsim writes it).
+bool hdf5_signature(const std::string& path) {
+  static const char signature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
+  char head[8] = {0};
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  const bool ok = ::read(fd, head, sizeof head) == ssize_t(sizeof head);
+  ::close(fd);
+  return ok && std::memcmp(head, signature, sizeof head) == 0;
+}
+
+// A file cut short (a copy or a download interrupted, a disk filled outside HDF5) ends
+// before HDF5's end of allocation, and HDF5 refuses to open it at all. A copy padded with
+// zeros well past that end (sparse, so the padding takes no room) opens: what the cut
+// took reads as damage, and the frames that read are kept as for any damage. Returns
+// the copy's name, or "" when `path` is not an HDF5 file that fails to open.
+std::string padded_copy(const std::string& path) {
+  if (!hdf5_signature(path)) return "";
+  const std::string copy = path + ".padded.tmp";
+  {
+    std::ifstream in(path, std::ios::binary);
+    std::ofstream out(copy, std::ios::binary | std::ios::trunc);
+    out << in.rdbuf();
+    if (!out.flush()) {
+      std::remove(copy.c_str());
+      return "";
+    }
+  }
+  struct stat st;
+  if (::stat(copy.c_str(), &st) != 0 ||
+      ::truncate(copy.c_str(), st.st_size * 2 + (off_t(1) << 20)) != 0) {
+    std::remove(copy.c_str());
+    return "";
+  }
+  return copy;
+}
+
+// Removes a file when it goes out of scope (the padded copy).
+struct RemoveLater {
+  std::string path;
+  ~RemoveLater() {
+    if (!path.empty()) std::remove(path.c_str());
+  }
+};
+
 }  // namespace
 
 Repair repair_trajectory(const std::string& given) {
   const std::string path = file_behind(given);
   const std::string temporary = path + ".repair.tmp";
   Repair r;
+  RemoveLater padded;
   try {
     Check c;
     {
-      const Handle file = h5md::open_trajectory(given, false);
+      Handle file;
+      try {
+        file = h5md::open_trajectory(given, false);
+      } catch (const hdf5::Error&) {  // HDF5 cannot open it: cut short?
+        padded.path = padded_copy(path);
+        if (padded.path.empty()) throw;
+        try {
+          check_trajectory(padded.path);  // the layout, before the repair reads a series
+          file = h5md::open_trajectory(padded.path, false);
+        } catch (const std::exception&) {
+          throw InputError(given, 0, "cannot open it (HDF5), nor a copy padded as if cut short");
+        }
+      }
       std::vector<Link> links;
       std::vector<haddr_t> entered;
       walk(file.get(), "/", links, entered);
       const std::vector<Series> series = time_series(file.get(), links);
       c = check_series(file.get(), series);
       r.frames_before = r.frames_kept = c.frames;
-      if (c.good == c.frames) return r;
+      if (c.good == c.frames && padded.path.empty()) return r;
+      if (c.unreadable.empty()) c.unreadable.push_back("the end of the file (cut short)");
       if (c.good == 0)
         throw InputError(given, 0,
                          "damaged (killed while writing?): " + joined(c.unreadable) +
