@@ -26,6 +26,8 @@ BASELINE=${1:-}
 BUILD=${BUILD:-/tmp/nestsim-cuda}
 BUDGET=${BUDGET:-540}
 TEST_TIMEOUT=${TEST_TIMEOUT:-240}
+# Tests at a time: a GPU test's small systems wait on launches, so several share the GPU.
+CTEST_JOBS=${CTEST_JOBS:-8}
 JOBS=${JOBS:-$(nproc)}
 TOP=${OUT:-/tmp/gpu_check}
 LOG=$TOP/gpu_check
@@ -36,6 +38,11 @@ T0=$(date +%s)
 failures=0
 
 left() { echo $(( BUDGET - $(date +%s) + T0 )); }
+# out_of_time PART: true (and a summary line) when less than 10 s of the budget is left.
+out_of_time() {
+  [ "$(left)" -ge 10 ] && return 1
+  summary "$1" FAIL "not run: the budget ($BUDGET s) is spent"
+}
 # summary PART STATUS TEXT: one line, printed and kept.
 summary() {
   local line
@@ -90,20 +97,8 @@ if ! timeout "$(left)" cmake --build "$BUILD" -j"$JOBS" > "$LOG/build.log" 2>&1;
 fi
 summary build ok "$(( $(date +%s) - start )) s at -j$JOBS, $(grep -c 'warning' "$LOG/build.log") warning lines, sm_${arch:-90}"
 
-# --- ctest: every CUDA test but validation and python -----------------------------------
-start=$(date +%s)
-timeout "$(left)" ctest --test-dir "$BUILD" -LE "validation|python|pip" -j4 \
-  --timeout "$TEST_TIMEOUT" --output-on-failure > "$LOG/ctest.log" 2>&1
-rc=$?
-timeouts=$(grep -c "\*\*\*Timeout" "$LOG/ctest.log")
-if [ $rc -eq 0 ]; then
-  summary ctest ok "$(ctest_line "$LOG/ctest.log") in $(( $(date +%s) - start )) s"
-else
-  summary ctest FAIL "rc=$rc, $timeouts timed out: $(ctest_line "$LOG/ctest.log"); $(
-    grep -E '^\s+[0-9]+ - ' "$LOG/ctest.log" | awk '{print $3}' | head -8 | paste -sd' ')"
-fi
-
 # --- python: the machine's own python3 --------------------------------------------------
+if ! out_of_time python; then
 start=$(date +%s)
 versions=$($python -c "import numpy, pybind11; print('numpy', numpy.__version__, 'pybind11', pybind11.__version__)" 2>&1 | tail -1)
 timeout "$(left)" ctest --test-dir "$BUILD" -L "python|pip" -j4 --timeout "$TEST_TIMEOUT" \
@@ -115,10 +110,27 @@ else
   summary python FAIL "rc=$rc: $(ctest_line "$LOG/python.log") ($versions); $(
     grep -m3 -E 'Segmentation|Fatal Python|Error' "$LOG/python.log" | tr '\n' ' ' | cut -c1-200)"
 fi
+fi
+
+# --- ctest: every CUDA test but validation and python -----------------------------------
+if ! out_of_time ctest; then
+start=$(date +%s)
+timeout "$(left)" ctest --test-dir "$BUILD" -LE "validation|python|pip" -j"$CTEST_JOBS" \
+  --timeout "$TEST_TIMEOUT" --output-on-failure > "$LOG/ctest.log" 2>&1
+rc=$?
+timeouts=$(grep -c "\*\*\*Timeout" "$LOG/ctest.log")
+if [ $rc -eq 0 ]; then
+  summary ctest ok "$(ctest_line "$LOG/ctest.log") in $(( $(date +%s) - start )) s"
+else
+  summary ctest FAIL "rc=$rc, $timeouts timed out: $(ctest_line "$LOG/ctest.log"); $(
+    grep -E '^\s+[0-9]+ - ' "$LOG/ctest.log" | awk '{print $3}' | head -8 | paste -sd' ')"
+fi
+fi
 
 # --- the benchmark gate -----------------------------------------------------------------
-start=$(date +%s)
-if [ -f bench/gate.sh ]; then
+if out_of_time gate; then
+  :
+elif [ -f bench/gate.sh ]; then
   timeout "$(left)" bash bench/gate.sh --gpu ${BASELINE:+--baseline "$BASELINE"} \
     > "$LOG/gate.log" 2>&1
   rc=$?
@@ -133,8 +145,7 @@ else
 fi
 
 # --- ensemble throughput (2 or more GPUs) -----------------------------------------------
-if [ "$ngpu" -ge 2 ]; then
-  start=$(date +%s)
+if [ "$ngpu" -ge 2 ] && ! out_of_time ensemble; then
   JOBS=1 timeout "$(left)" bash tests/ensemble/gpu_throughput.sh "$BUILD/nestsim" \
     > "$LOG/ensemble.log" 2>&1
   rc=$?
@@ -145,12 +156,11 @@ if [ "$ngpu" -ge 2 ]; then
     if (a > 0) printf "one process %.2fx, mpirun %.2fx one GPU", b / a, c / a; else print "no one-GPU rate" }')
   [ $rc -eq 0 ] && [ -n "$mpi" ] && st=ok || st=FAIL
   summary ensemble "$st" "members/s: 1 GPU ${one:-?}, $ngpu GPUs in one process ${many:-?}, mpirun -n $ngpu ${mpi:-?}: $ratio"
-else
+elif [ "$ngpu" -lt 2 ]; then
   summary ensemble skip "one GPU: the 2-GPU rows need a 2-GPU host"
 fi
 
 # --- the validation suite, in the time left ---------------------------------------------
-start=$(date +%s)
 budget=$(( $(left) - 15 ))  # a margin for the logs' tarball
 if [ "$budget" -lt 30 ]; then
   summary validation FAIL "not run: $budget s left of the budget"
