@@ -443,9 +443,18 @@ TEST_CASE("a writer replaces a file only when it can, and removes only what it m
   CHECK(::stat(dir.c_str(), &st) == 0);
   CHECK(S_ISDIR(st.st_mode));
   CHECK(::rmdir(dir.c_str()) == 0);
-  // Replaced: the new file, and no temporary left beside it.
+  // Closed without a frame, the new file is dropped and the old one kept.
   io::H5mdWriter(path, s, "0.1.0-test").close();
-  CHECK_THROWS(io::read_last_frame(path));  // no frame yet
+  CHECK(io::read_last_frame(path).frames == 4);
+  CHECK_FALSE(std::ifstream(path + ".partial." + std::to_string(::getpid())).good());
+  // Replaced when it ends with a frame: the old file stays until then.
+  {
+    io::H5mdWriter replacing(path, s, "0.1.0-test");
+    replacing.write(frame_at(s, 0));
+    CHECK(replacing.file_written() != path);
+    CHECK(io::read_last_frame(path).frames == 4);
+  }
+  CHECK(io::read_last_frame(path).frames == 1);
   CHECK_FALSE(std::ifstream(path + ".partial." + std::to_string(::getpid())).good());
   std::remove(path.c_str());
 }

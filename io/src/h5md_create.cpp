@@ -230,6 +230,8 @@ H5mdWriter::H5mdWriter(const std::string& path, const sim::Setup& setup,
                                  " is open in another process (a run writing it?): "
                                  "not replaced");
       if (char resolved[PATH_MAX]; ::realpath(path.c_str(), resolved)) target = resolved;
+      if (struct stat st; ::stat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+        throw std::runtime_error(path + " is not a regular file: not replaced by a trajectory");
       name = target + ".partial." + std::to_string(::getpid());
     } else if (struct stat link; replace && ::lstat(path.c_str(), &link) == 0 &&
                                  S_ISLNK(link.st_mode)) {

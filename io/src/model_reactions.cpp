@@ -219,12 +219,6 @@ void read_reactions(const Reader& r, const YAML::Node& node, Model& m) {
       r.fail(e, key + ".name", "missing (expected a name: letters, digits, '_', '-')");
     x.name = r.name(e["name"], key + ".name");
     x.name_at = location(e["name"]);
-    // The name is a dataset's name in the trajectory and is shown in messages: no
-    // control characters (a NUL, a newline), no '/'.
-    if (!valid_name(x.name))
-      r.fail(e["name"], key + ".name",
-             "'" + excerpt(x.name) + "' is not a name (letters, digits, '_', '-', starting with a "
-             "letter or '_')");
     if (!e["rule"]) r.fail(e, key + ".rule", "missing (expected a rule such as 'A + B -> C')");
     const YAML::Node rule = e["rule"];
     if (!rule.IsScalar() || trim(rule.Scalar()).empty())
@@ -342,8 +336,8 @@ struct RuleCheck {
   void name_and_rate() const {
     if (!valid_name(x.name))
       r.fail(at_name, key + ".name",
-             "a reaction name is a letter or '_' then letters, digits, '_', '-', got '" + x.name +
-                 "'");
+             "a reaction name is a letter or '_' then letters, digits, '_', '-', got '" +
+                 excerpt(x.name) + "'");  // control characters escaped: one line
     for (std::size_t j = 0; j < i; ++j)
       if (m.reactions[j].name == x.name)
         r.fail(at_name, key + ".name",
