@@ -2,6 +2,8 @@
 // written by the same H5MD writer and in the same frames as `nestsim run`
 // (simulator/app/run_command.cpp): frame 0 at the start, one at every multiple of
 // simulation.output.every, and one where a run() call ends.
+#include <unistd.h>
+
 #include <pybind11/stl.h>
 
 #include <algorithm>
@@ -70,6 +72,9 @@ class Simulation {
     engine_ = std::make_unique<sim::Simulation>(setup_);
     if (!output) return;
     output_ = *output;
+    // A file replaced stays until the writer closes with a frame (H5mdWriter): a failed
+    // first frame leaves it as it was.
+    const bool replacing = force && ::access(output_.c_str(), F_OK) == 0;
     writer_ = std::make_unique<io::H5mdWriter>(output_, setup_, NESTSIM_VERSION_STRING, force);
     try {
       write_frame();
@@ -79,8 +84,9 @@ class Simulation {
       } catch (const std::exception&) {
       }
       writer_.reset();
-      std::remove(output_.c_str());
-      throw OutputError(std::string(e.what()) + "; removed it");
+      if (!replacing) std::remove(output_.c_str());
+      throw OutputError(std::string(e.what()) + "; removed it" +
+                        (replacing ? " and kept the file it was to replace" : ""));
     }
   }
 
