@@ -270,7 +270,7 @@ TEST_CASE("kinds and place: entries beyond what can be run are refused before an
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   check_refused(r, "more than 100000");
-  CHECK(seconds < 30);
+  CHECK(seconds < 60);  // parsing 10^5 entries; seconds, also under the sanitizers
 }
 
 TEST_CASE("SIGTERM while placing the bodies stops the run at once, nothing written") {
