@@ -266,8 +266,9 @@ NESTSIM_HD inline RowSkip rows_before(const GridSpec& g, const LargePlan& p, uin
 // least 64 ulps of 2 rmax (extent.cuh, rounding_pad), so dozens of ulps of outer^2,
 // against the few of this rounding (the same for inner).
 template <int Dim, class T, class Visit>
-NESTSIM_HD inline void visit_rim_column(const GridSpec& g, const LargePlan& p, const long long* cu,
-                                        const T* x, T outer, T inner, Visit& visit) {
+NESTSIM_HD NESTSIM_HOST_INLINE inline void visit_rim_column(const GridSpec& g, const LargePlan& p,
+                                                            const long long* cu, const T* x,
+                                                            T outer, T inner, Visit& visit) {
   using std::ceil;
   using std::fabs;
   using std::floor;

@@ -151,7 +151,11 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
       detail::for_each_index_on(exec, items,
                                 detail::GroupLargeTasks<Real, Dim>{v, raw(task_count)});
     });
-  emit_walk_pairs<detail::GroupSmallPairs, Dim>(false, n, v);
+  const bool shell_walks = v.shell_cell != nullptr;  // only then the walks' shell code
+  if (shell_walks)
+    emit_walk_pairs<detail::GroupSmallShellPairs, Dim>(false, n, v);
+  else
+    emit_walk_pairs<detail::GroupSmallPairs, Dim>(false, n, v);
   if (!large) return;
   on_large([&](const auto& exec) {
     detail::scan_counts_async(exec, task_count, task_start, items);
@@ -168,7 +172,10 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
     });
     v.task_owner = raw(task_owner);
   }
-  emit_walk_pairs<detail::GroupLargePairs, Dim>(side, tasks, v);
+  if (shell_walks)
+    emit_walk_pairs<detail::GroupLargeShellPairs, Dim>(side, tasks, v);
+  else
+    emit_walk_pairs<detail::GroupLargePairs, Dim>(side, tasks, v);
   if (side) side_stream.join();
 }
 

@@ -2,6 +2,8 @@
 // where they cross one (ShellCut), and the buffers and steps that make them
 // (ShellCells::prepare, with the functors of shell_anchors.cuh).
 #pragma once
+#include <thrust/transform_reduce.h>
+
 #include "shell_anchors.cuh"
 
 namespace nestsim::detail {
@@ -84,6 +86,17 @@ struct ShellCut {
   }
 };
 
+// The members of global bucket b (a reduction's value: the most crowded cell).
+struct CellMembers {
+  const uint32_t* bucket_start;
+  NESTSIM_HD uint32_t operator()(uint64_t b) const {
+    return bucket_start[b + 1] - bucket_start[b];
+  }
+};
+struct MaxMembers {
+  NESTSIM_HD uint32_t operator()(uint32_t a, uint32_t b) const { return a < b ? b : a; }
+};
+
 // The shell cells of one find(): its buffers kept across calls.
 template <class Real>
 struct ShellCells {
@@ -118,6 +131,16 @@ struct ShellCells {
       bucket_hi = top > bucket_hi ? top : bucket_hi;
     }
     if (first >= last) return false;
+    // A shell cell has at least shell_min_bodies members (its first anchor's round and
+    // MarkShellCells ask as much). Without a cell that crowded among the gated groups'
+    // buckets (scenes other than piles of shells: the exponential ones' crowded group),
+    // nothing below runs and the walks keep the kernels without shell code: one
+    // reduction over the buckets instead of the anchor rounds, the sort and the hulls.
+    const uint32_t crowded = thrust::transform_reduce(
+        exec, thrust::counting_iterator<uint64_t>(bucket_lo),
+        thrust::counting_iterator<uint64_t>(bucket_hi), CellMembers{s.bucket_start}, 0u,
+        MaxMembers());
+    if (crowded < anchor_members(0, t.shell_min_bodies)) return false;
     const uint32_t count = last - first;
     offset = bucket_lo;
     ensure_size(cells, std::size_t(bucket_hi - bucket_lo));
@@ -141,8 +164,10 @@ struct ShellCells {
       segments = uint32_t(ends.first - segment_keys.begin());
       const uint32_t min_members = anchor_members(a, t.shell_min_bodies);
       if (!thrust::any_of(exec, largest.begin(), largest.begin() + segments,
-                          HasAnchor<Real>{min_members}))
+                          HasAnchor<Real>{min_members})) {
+        if (a == 0) return false;  // no cell has an anchor: none is a shell cell
         break;
+      }
       for_each_index(segments, SetAnchor<Real>{groups, raw(segment_keys), raw(largest),
                                                raw(cells), offset, a, min_members});
       if (a + 1 < kShellAnchors)

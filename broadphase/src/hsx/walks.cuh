@@ -7,12 +7,15 @@
 #include "hsx/shell_cells.cuh"
 #include "hsx/warp_ranges.cuh"
 
-// The shell cells' walks (hsx/shell_cells.cuh) compiled apart on the GPU, so that their
-// registers do not weigh on the walks of every other group.
+// The shell cells' walks (hsx/shell_cells.cuh) compiled apart: on the GPU so that their
+// registers do not weigh on the walks of every other group, on the CPU so that their
+// code does not weigh on the inlining of those walks (with it inlined, GCC called the
+// window's plan and its columns as functions in every walk: 15% more instructions and
+// up to 1.7x the time of a search without shell cells, docs/perf-log.md).
 #if defined(__CUDACC__)
 #define NESTSIM_SHELL_WALK __noinline__
 #else
-#define NESTSIM_SHELL_WALK
+#define NESTSIM_SHELL_WALK __attribute__((noinline))
 #endif
 
 namespace nestsim::detail {
@@ -89,8 +92,10 @@ struct WindowVisitor {
 // centres lie within 2 r_a: a window that shrinks with a's own radius rather than
 // spanning the group's largest, at the price of the row skip (docs/perf-log.md, "walk
 // geometry in float, task owners, the larger-side rule").
-template <class Real, int Dim, bool Write>
-struct GroupSmallPairs {
+// Shells: the walk of a find with shell cells (GroupGrid::shells may be set); without,
+// the kernel holds no shell code (GroupSmallPairs, the path of every other scene).
+template <class Real, int Dim, bool Write, bool Shells>
+struct GroupSmallWalk {
   static constexpr int dim = Dim;
   GroupedView<Real> v;
   PairSink sink;
@@ -119,10 +124,13 @@ struct GroupSmallPairs {
     test.ra = s.load(a, test.pa);
     test.self = a;
     auto&& body = wrap(test);
-    if (grp.shells)
-      walk_shells<Larger>(a, grp, test.pa, test.ra, test.qa, body);
-    else
-      walk_cells<Larger>(a, grp, test.pa, test.ra, body);
+    if constexpr (Shells) {
+      if (grp.shells) {
+        walk_shells<Larger>(a, grp, test.pa, test.ra, test.qa, body);
+        return;
+      }
+    }
+    walk_cells<Larger>(a, grp, test.pa, test.ra, body);
   }
   template <bool Larger, class Body>
   NESTSIM_HD NESTSIM_SHELL_WALK void walk_shells(uint32_t a, const GroupGrid& grp, const Real* x,
@@ -206,8 +214,9 @@ struct MarkTaskOwners {
 
 // Algorithm 1 lines 7-8, section 4.3 steps 2-4: task t of large item (l, g) visits one
 // column of l's rim cells in group g's grid (or one chunk of g's bodies in direct mode).
-template <class Real, int Dim, bool Write>
-struct GroupLargePairs {
+// Shells: as GroupSmallWalk's.
+template <class Real, int Dim, bool Write, bool Shells>
+struct GroupLargeWalk {
   static constexpr int dim = Dim;
   GroupedView<Real> v;
   PairSink sink;
@@ -243,10 +252,13 @@ struct GroupLargePairs {
     TestAgainst<Real, Emitter> test{s, v.space, {0, 0, 0}, 0, s.thickness(l), s.id(l), e};
     test.ra = s.load(l, test.pa);
     auto&& body = wrap(test);
-    if (grp.shells)
-      walk_shells(grp, local, test.pa, test.ra, test.qa, body);
-    else
-      walk_task(grp, local, test.pa, test.ra, test.qa, body);
+    if constexpr (Shells) {
+      if (grp.shells) {
+        walk_shells(grp, local, test.pa, test.ra, test.qa, body);
+        return;
+      }
+    }
+    walk_task(grp, local, test.pa, test.ra, test.qa, body);
   }
   template <class Body>
   NESTSIM_HD NESTSIM_SHELL_WALK void walk_shells(const GroupGrid& grp, uint64_t local,
@@ -324,5 +336,16 @@ NESTSIM_HD inline void walk_warp_column(const SortedBodies<Real>& s, const Space
   WindowVisitor<Real, Dim, Keep> visit{s, grp, job.first, keep};
   visit_rim_column<Dim>(grp.grid, p, c, o.pa, job.outer, job.inner, visit);
 }
+
+// The walks as Steps (PairFinder::emit_walk_pairs): a find without shell cells runs
+// kernels without their code (no branch, no call, no registers kept for them).
+template <class Real, int Dim, bool Write>
+using GroupSmallPairs = GroupSmallWalk<Real, Dim, Write, false>;
+template <class Real, int Dim, bool Write>
+using GroupSmallShellPairs = GroupSmallWalk<Real, Dim, Write, true>;
+template <class Real, int Dim, bool Write>
+using GroupLargePairs = GroupLargeWalk<Real, Dim, Write, false>;
+template <class Real, int Dim, bool Write>
+using GroupLargeShellPairs = GroupLargeWalk<Real, Dim, Write, true>;
 
 }  // namespace nestsim::detail
