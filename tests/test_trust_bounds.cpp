@@ -380,3 +380,21 @@ TEST_CASE("a trajectory cut short is repaired to the frames that read, and resum
   const Run resumed = run_nestsim("run --resume " + q(cut) + " --steps 45");
   CHECK_MESSAGE(resumed.code == 0, resumed.err);
 }
+
+TEST_CASE("analyze DIR with a damaged ensemble.h5 fails at once, without waiting for a lock") {
+  const std::string dir = temp_path("damaged_ensemble");
+  ::mkdir(dir.c_str(), 0755);
+  // HDF5's signature, then garbage: HDF5 cannot open it, and no process holds it.
+  std::string bytes = "\x89HDF\r\n\x1a\n";
+  for (int k = 0; k < 4096; ++k) bytes.push_back(char((k * 131 + 7) & 0xFF));
+  write_file("damaged_ensemble/ensemble.h5", bytes);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Run r = run_nestsim("analyze " + q(dir));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(r.err);
+  CHECK(r.code != 0);
+  CHECK(r.code != -1);
+  CHECK(contains(r.err, "ensemble.h5"));
+  CHECK(seconds < 4);  // the open's patience (30 s) is for a lock only
+}

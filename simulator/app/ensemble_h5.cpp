@@ -1,5 +1,10 @@
 #include "ensemble_h5.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <stdexcept>
 #include <thread>
@@ -86,15 +91,37 @@ void Hid::reset() {
   id_ = -1;
 }
 
+namespace {
+
+// Whether another process holds HDF5's lock on `path` (HDF5 takes flock: exclusive
+// while a writer has the file open), so that waiting can help; a damaged file is not.
+bool locked(const std::string& path, bool write) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  const bool busy =
+      ::flock(fd, (write ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  return busy;
+}
+
+}  // namespace
+
 Hid open_file(const std::string& path, bool write, double patience) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   const auto start = std::chrono::steady_clock::now();
+  bool retried = false;  // once more at once when the lock was just released
   while (true) {
     const hid_t f = H5Fopen(path.c_str(), write ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f >= 0) return Hid(f, H5Fclose, path);
     const double waited =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (waited >= patience) fail(path);
+    if (!locked(path, write)) {  // not a lock: waiting does not help
+      if (retried) fail(path);
+      retried = true;
+      continue;
+    }
+    retried = false;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
 }
