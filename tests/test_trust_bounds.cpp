@@ -379,6 +379,16 @@ TEST_CASE("a trajectory cut short is repaired to the frames that read, and resum
   CHECK(kept.position == original.position);
   const Run resumed = run_nestsim("run --resume " + q(cut) + " --steps 45");
   CHECK_MESSAGE(resumed.code == 0, resumed.err);
+  // `run --resume` alone: it repairs the cut file first, then continues.
+  const std::string cut2 = temp_path("cut2.h5");
+  std::remove(cut2.c_str());
+  std::remove((cut2 + ".damaged").c_str());
+  REQUIRE(run_shell("cp " + q(whole) + " " + q(cut2)).code == 0);
+  REQUIRE(::truncate(cut2.c_str(), st.st_size - st.st_size / 1000) == 0);
+  const Run direct = run_nestsim("run --resume " + q(cut2) + " --steps 45");
+  CHECK_MESSAGE(direct.code == 0, direct.err);
+  CHECK(contains(direct.err, "was damaged"));
+  CHECK(exists(cut2 + ".damaged"));
 }
 
 TEST_CASE("analyze DIR with a damaged ensemble.h5 fails at once, without waiting for a lock") {
