@@ -75,7 +75,8 @@ fi
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d .)
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 cfg=(--preset cuda -B "$BUILD" -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="${arch:-90}"
-     -DNESTSIM_BUILD_VIEWER=OFF -DNESTSIM_BUILD_PYTHON=ON -DPython_EXECUTABLE="$python")
+     -DNESTSIM_BUILD_VIEWER=OFF -DNESTSIM_BUILD_PYTHON=ON -DPython_EXECUTABLE="$python"
+     -DNESTSIM_TEST_PYTHON="$python")  # the tests written in Python: this h5py and numpy
 command -v ninja > /dev/null && cfg+=(-G Ninja)  # one graph of every target's jobs
 if pybind11_dir=$($python -m pybind11 --cmakedir 2>/dev/null); then
   cfg+=(-Dpybind11_DIR="$pybind11_dir")

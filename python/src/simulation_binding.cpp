@@ -64,7 +64,12 @@ class Simulation {
       try {
         io::check_output_path(*output, force);
       } catch (const std::runtime_error& e) {
-        throw OutputError(e.what());
+        // The check speaks the CLI's language; here the switch is the force argument.
+        std::string message = e.what();
+        const std::string flag = "use --force";
+        if (const auto at = message.find(flag); at != std::string::npos)
+          message.replace(at, flag.size(), "use force=True");
+        throw OutputError(message);
       }
     }
     setup_ = io::make_setup(model_);
