@@ -66,9 +66,9 @@ inline double pair_upper_bound(const SphereSet<double>& b, const Domain& domain,
     bool operator==(const Key& o) const { return c[0] == o.c[0] && c[1] == o.c[1] && c[2] == o.c[2]; }
   };
   struct Hash {
-    std::size_t operator()(const Key& k) const {
-      return std::size_t(k.c[0] * 73856093) ^ std::size_t(k.c[1] * 19349663) ^
-             std::size_t(k.c[2] * 83492791);
+    std::size_t operator()(const Key& k) const {  // unsigned: wraps, no overflow
+      return std::size_t(uint64_t(k.c[0]) * 73856093u) ^ std::size_t(uint64_t(k.c[1]) * 19349663u) ^
+             std::size_t(uint64_t(k.c[2]) * 83492791u);
     }
   };
   std::unordered_map<Key, double, Hash> cells;
