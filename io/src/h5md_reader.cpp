@@ -356,6 +356,14 @@ uint64_t check_trajectory(const std::string& path, bool for_append) {
   });
 }
 
+bool hdf5_opens(const std::string& path) {
+  hdf5::quiet();
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (id < 0) return false;
+  H5Fclose(id);
+  return true;
+}
+
 Checkpoint read_last_frame(const std::string& path) {
   return readable(path, [&] { return read_last(path); });
 }

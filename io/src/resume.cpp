@@ -5,6 +5,7 @@
 
 #include "nestsim/io/model.h"
 #include "nestsim/io/placement.h"
+#include "nestsim/io/regular_file.h"
 
 namespace nestsim::io {
 
@@ -38,8 +39,11 @@ Resumption prepare_resume(const std::string& path, uint64_t steps,
                           std::optional<sim::Collision> collision) {
   Resumption r;
   // The layout first: the repair reads every series, and must not size anything from a
-  // crafted shape (a FIFO is refused here too, before anything opens it).
-  check_trajectory(path, true);
+  // crafted shape (a FIFO is refused here too, before anything opens it). A file that
+  // HDF5 cannot open at all (cut short) is left to the repair, which checks the copy it
+  // can make of it.
+  require_regular_file(path, "a trajectory");
+  if (hdf5_opens(path)) check_trajectory(path, true);
   r.repair = repair_trajectory(path);  // before anything reads the frames
   r.checkpoint = read_last_frame(path);
   const Checkpoint& c = r.checkpoint;

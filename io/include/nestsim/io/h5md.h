@@ -169,6 +169,10 @@ struct Checkpoint {
 // frames needs: every series chunked and growing along the frames (and the slots).
 uint64_t check_trajectory(const std::string& path, bool for_append = false);
 
+// Whether HDF5 opens the regular file `path` for reading (false: not HDF5, cut short,
+// locked by a writer, or missing). Call require_regular_file first: it never blocks.
+bool hdf5_opens(const std::string& path);
+
 // Reads the last complete frame (reaction_events: cumulative counts per rule of
 // reaction_names, empty when the file holds none; broadphase_pairs: -1 when the file
 // does not hold it). Throws InputError (line 0) when the file cannot be
