@@ -75,7 +75,7 @@ struct GridSpec {
     return c < 0 ? c + n[a] : c;
   }
   // Wraps (periodic) or clamps (open) a coordinate into [0, n).
-  NESTSIM_HD long long home(long long c, int a) const {
+  NESTSIM_HD NESTSIM_HOST_INLINE long long home(long long c, int a) const {
     if (periodic) return wrap(c, a);
     return c < 0 ? 0 : (c >= n[a] ? n[a] - 1 : c);
   }
@@ -124,8 +124,9 @@ struct TaskSize {
 // large body's tasks must call it with the same T and the same x and reach: the
 // task count follows from the columns.
 template <int Dim, class T>
-NESTSIM_HD inline LargePlan plan_large(const GridSpec& g, const T* x, T reach,
-                                       uint32_t small_count, TaskSize size) {
+NESTSIM_HD NESTSIM_HOST_INLINE inline LargePlan plan_large(const GridSpec& g, const T* x,
+                                                           T reach, uint32_t small_count,
+                                                           TaskSize size) {
   LargePlan p;
   bool wraps = false, misses = false;
   NESTSIM_UNROLL for (int a = 0; a < Dim; ++a) {

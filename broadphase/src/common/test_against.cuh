@@ -32,7 +32,7 @@ struct TestAgainst {
   // No periodic axis (set once per walk): the distance needs no minimum image.
   bool open = space.edge[0] == Real(0) && space.edge[1] == Real(0) && space.edge[2] == Real(0);
   uint32_t self = 0;  // a's sorted position (OnlySmaller)
-  NESTSIM_HD void operator()(uint32_t t) {
+  NESTSIM_HD NESTSIM_HOST_INLINE void operator()(uint32_t t) {
     Real pb[3] = {0, 0, 0};
     const Real rb = s.load(t, pb);
     if constexpr (OnlySmaller) {

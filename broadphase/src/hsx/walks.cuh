@@ -77,7 +77,7 @@ struct WindowVisitor {
   const GroupGrid& grp;
   uint32_t first;
   Test& test;
-  NESTSIM_HD void operator()(const long long* c, long long lo, long long hi) {
+  NESTSIM_HD NESTSIM_HOST_INLINE void operator()(const long long* c, long long lo, long long hi) {
     for_each_in_run(s, grp, c, lo, hi, first, test);
   }
 };
