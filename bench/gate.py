@@ -14,12 +14,16 @@ order (hsx-any) -- the rows of bench_hsx's table that both commits print.
 
 Two measures, one ratio (HEAD / baseline) per scene each:
   instructions  callgrind's count of each scene's searches (Broadphase::time: one
-                warm-up call and one timed call), one thread. Deterministic: the
-                decision on a shared or loaded machine. Fails above --ir-limit (1.10).
+                warm-up call and one timed call), one thread. Deterministic, so the
+                decision also on a shared or loaded machine: fails above --ir-limit
+                (1.08; the 2eed142 regression was 1.12-1.16 in float, 1.59-1.74 in
+                double, for 1.3-1.7x the wall clock; HEAD at issue 45's end
+                1.034-1.057).
   wall clock    --rounds rounds of the two binaries interleaved (A B, then B A, ...),
                 each timing --repeats calls per scene; per round the ratio of the two
-                fastest calls, and the median of the rounds' ratios. Fails above
-                --wall-limit (1.25).
+                fastest calls, and the median of the rounds' ratios. Printed; fails
+                only above --wall-limit where one is given (a quiet machine: on 2
+                shared cores the same binary against itself read 0.90-1.47x).
 docs/performance.md ("The benchmark gate") gives the noise and the 2eed142 regression
 measured with both. Exit status: 0 passed, 1 a ratio above its limit, 2 a usage or
 setup error (a missing tool, a baseline that does not build).
@@ -170,8 +174,8 @@ def main():
     p.add_argument("--repeats", type=int, default=10)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--precisions", default="float,double")
-    p.add_argument("--ir-limit", type=float, default=1.10)
-    p.add_argument("--wall-limit", type=float, default=1.25)
+    p.add_argument("--ir-limit", type=float, default=1.08)
+    p.add_argument("--wall-limit", type=float, default=None)
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--wall-only", action="store_true")
     mode.add_argument("--ir-only", action="store_true")
@@ -239,7 +243,7 @@ def main():
             ratio = statistics.median(wall[key])
             line += (f" {statistics.median(best[key][0]):9.3f} "
                      f"{statistics.median(best[key][1]):9.3f} {ratio:6.3f}")
-            if ratio > a.wall_limit:
+            if a.wall_limit is not None and ratio > a.wall_limit:
                 failed.append(f"{prec} {scene} {method}: wall clock {ratio:.3f}x > "
                               f"{a.wall_limit}")
         else:
@@ -256,7 +260,10 @@ def main():
         for f in failed:
             print("  " + f)
         return 1
-    print(f"gate: passed (instructions <= {a.ir_limit}x, wall clock <= {a.wall_limit}x)")
+    limits = [] if a.wall_only else [f"instructions <= {a.ir_limit}x"]
+    if a.wall_limit is not None and not a.ir_only:
+        limits.append(f"wall clock <= {a.wall_limit}x")
+    print(f"gate: passed ({', '.join(limits) or 'wall clock printed, no limit'})")
     return 0
 
 
