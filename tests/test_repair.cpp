@@ -108,6 +108,57 @@ TEST_CASE("a damaged chunk: resume repairs and ends in the uninterrupted run") {
   CHECK(slurp(path("damaged.h5.damaged")) == damaged);  // kept as the kill left it
 }
 
+// A small series (64 frames a chunk, uncompressed) carries a checksum: a few bytes
+// changed inside its chunk are found, not carried into the resumed run.
+TEST_CASE("a small series with changed bytes: the checksum finds them, resume repairs") {
+  const char* counts = "/observables/body_count/value";
+  const std::string file = run_decay("summed.h5", 900);  // 91 frames
+  {
+    const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    REQUIRE(f >= 0);
+    const hid_t d = H5Dopen2(f, counts, H5P_DEFAULT);
+    REQUIRE(d >= 0);
+    const hid_t props = H5Dget_create_plist(d);
+    bool fletcher = false;
+    for (int i = 0; i < H5Pget_nfilters(props); ++i) {
+      unsigned flags = 0;
+      std::size_t n = 0;
+      fletcher = fletcher || H5Pget_filter2(props, unsigned(i), &flags, &n, nullptr, 0, nullptr,
+                                            nullptr) == H5Z_FILTER_FLETCHER32;
+    }
+    CHECK(fletcher);
+    H5Pclose(props);
+    H5Dclose(d);
+    H5Fclose(f);
+  }
+  // 256 bytes of the chunk that holds frames 64-127, changed in place.
+  haddr_t address = 0;
+  hsize_t size = 0;
+  {
+    const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    const hid_t d = H5Dopen2(f, counts, H5P_DEFAULT);
+    hsize_t offset[2] = {64, 0};
+    unsigned mask = 0;
+    REQUIRE(H5Dget_chunk_info_by_coord(d, offset, &mask, &address, &size) >= 0);
+    H5Dclose(d);
+    H5Fclose(f);
+  }
+  REQUIRE(size > 256);
+  {
+    std::fstream out(file, std::ios::in | std::ios::out | std::ios::binary);
+    out.seekp(std::streamoff(address + 8));
+    std::string bytes(256, '\0');
+    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = char((i * 167 + 13) & 0xff);
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+    REQUIRE(out.good());
+  }
+  const Run r = resume("summed.h5", 1000);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK_MESSAGE(contains(r.err, std::string(counts) + " unreadable; kept frames 0-63 of 91"), r.err);
+  std::string diff;
+  CHECK_MESSAGE(same_h5(file, reference(), diff), diff);
+}
+
 TEST_CASE("a file unreadable from frame 0 is refused and left untouched") {
   const std::string file = run_decay("lost.h5", 300);  // 31 frames, all in chunk 0
   damage_chunk(file, position, 0);

@@ -75,9 +75,14 @@ Handle create_series(hid_t f, const std::string& path, hid_t file_type, hid_t me
   // frame, and a compressed chunk that changes size moves in the file at each rewrite,
   // which a kill during the flush can leave unreadable (io/repair.h); an uncompressed
   // chunk keeps its place and its earlier rows.
+  // The small series carry HDF5's Fletcher32 checksum instead: a chunk keeps its size
+  // (and its place) at every rewrite, and bytes changed since (a torn write, a damaged
+  // disk) fail the read, so the repair keeps only the frames before them.
   if (per_slot) {
     check(H5Pset_shuffle(props.get()), "shuffle");
     check(H5Pset_deflate(props.get(), 4), "deflate");
+  } else {
+    check(H5Pset_fletcher32(props.get()), "fletcher32");
   }
   if (fill != 0) {
     const int64_t fill64 = fill;
