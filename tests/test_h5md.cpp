@@ -255,13 +255,17 @@ TEST_CASE("the file has the H5MD layout") {
     H5Pclose(plist);
     H5Dclose(d);
   }
-  // The small series uncompressed: their chunks, rewritten at every frame, keep their
-  // place in the file (h5md_layout.cpp).
+  // The small series uncompressed, with a checksum only: their chunks, rewritten at
+  // every frame, keep their size and so their place in the file (h5md_layout.cpp).
   {
     const hid_t d = H5Dopen2(f, "/observables/kind_count/value", H5P_DEFAULT);
     const hid_t plist = H5Dget_create_plist(d);
     CHECK(H5Pget_layout(plist) == H5D_CHUNKED);
-    CHECK(H5Pget_nfilters(plist) == 0);
+    REQUIRE(H5Pget_nfilters(plist) == 1);
+    unsigned flags = 0;
+    size_t nelem = 0;
+    CHECK(H5Pget_filter2(plist, 0, &flags, &nelem, nullptr, 0, nullptr, nullptr) ==
+          H5Z_FILTER_FLETCHER32);
     H5Pclose(plist);
     H5Dclose(d);
   }
