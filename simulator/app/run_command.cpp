@@ -1,8 +1,4 @@
 // `nestsim run`: a model file in, an H5MD trajectory out.
-#include <fcntl.h>
-#include <hdf5.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -389,37 +385,15 @@ void check_model_matches_frames(const std::string& path, const io::Checkpoint& c
   throw io::InputError(path, 0, what);
 }
 
-// Whether `path` is a regular file with HDF5's signature that HDF5 cannot open while no
-// process holds it: a file cut short (HDF5 refuses one that ends before its end of
-// allocation), or damaged in its first blocks.
-bool hdf5_cannot_open(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  if (H5Fis_hdf5(path.c_str()) <= 0) return false;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return false;
-  const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0;  // a run writing it, a reader
-  ::close(fd);
-  if (held) return false;
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (f >= 0) H5Fclose(f);
-  return f < 0;
-}
-
 int resumed_run(const RunArgs& a) {
-  // A file HDF5 cannot open is repaired first (a padded copy, its layout checked, keeps
-  // the frames that read): the checks of prepare_resume open the file.
-  const io::Repair cut = hdf5_cannot_open(a.resume) ? io::repair_trajectory(a.resume) : io::Repair{};
   const io::Resumption r = io::prepare_resume(a.resume, a.steps, a.collision);
   const io::Checkpoint& c = r.checkpoint;
   const sim::Setup& setup = r.setup;
   check_model_matches_frames(a.resume, c, setup);
-  for (const io::Repair* repair : {&cut, &r.repair})
-    if (repair->repaired)
-      std::fprintf(stderr, "nestsim run: %s; continuing from step %llu\n",
-                   io::describe_repair(a.resume, *repair).c_str(),
-                   static_cast<unsigned long long>(c.frame.step));
+  if (r.repair.repaired)
+    std::fprintf(stderr, "nestsim run: %s; continuing from step %llu\n",
+                 io::describe_repair(a.resume, r.repair).c_str(),
+                 static_cast<unsigned long long>(c.frame.step));
   sim::Simulation simulation(setup);
   simulation.restore(c.frame);
   io::H5mdWriter writer = io::H5mdWriter::append(a.resume);
