@@ -387,7 +387,12 @@ Model parse_model(const std::string& text, const std::string& name) {
   if (root["compartments"]) read_kinds(r, root["compartments"], true, m);
   if (root["species"]) read_kinds(r, root["species"], false, m);
   if (const YAML::Node i = root["interactions"]) {
-    r.expect_map(i, "interactions", {"repulsion"});
+    r.expect_map(i, "interactions", {"contacts", "repulsion"});
+    if (i["contacts"]) {
+      const std::string c = r.choice(i["contacts"], "interactions.contacts", {"soft", "hard", "none"});
+      m.contacts = c == "hard" ? sim::Contacts::hard
+                   : c == "none" ? sim::Contacts::none : sim::Contacts::soft;
+    }
     if (i["repulsion"])
       m.repulsion = r.number_at_least(i["repulsion"], "interactions.repulsion", 0, false);
   }

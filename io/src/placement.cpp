@@ -427,6 +427,7 @@ sim::Setup make_setup_without_bodies(const Model& m) {
   s.output_every = m.output_every;
   s.output_file = m.output_file;
   s.repulsion = m.repulsion;
+  s.contacts = m.contacts;
   s.collision = m.solid ? sim::Collision::solid : sim::Collision::hollow;
   s.kT = 1;  // energies are in kT
   for (const auto& k : m.kinds) {

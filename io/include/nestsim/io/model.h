@@ -137,7 +137,8 @@ struct Model {
   uint64_t capacity = 0;  // trajectory slots; 0: 2 x initial bodies (at least +64)
 
   Medium medium;
-  double repulsion = 10;  // harmonic excluded volume, kT / length^2
+  sim::Contacts contacts = sim::Contacts::soft;  // interactions.contacts: soft | hard | none
+  double repulsion = 10;  // harmonic excluded volume, kT / length^2 (soft contacts)
 
   std::vector<KindSpec> kinds;  // compartments first (file order), then species
   std::vector<Placement> place;

@@ -85,7 +85,13 @@ struct Setup {
 
   Collision collision = Collision::hollow;
 
+  Contacts contacts = Contacts::soft;  // interactions.contacts (time_step.h)
   double repulsion = 0;  // harmonic excluded-volume force constant (energy / length^2)
+  // Pairs of kinds that do not exclude each other under hard contacts: row-major over
+  // kinds (contact_exempt[a * kinds.size() + b], symmetric), 1 exempt. Empty: none
+  // exempt. The reactants of a bimolecular rule given by kon meet as point-like
+  // reactants (the binding radius of the rule's calibration applies), so they are exempt.
+  std::vector<uint8_t> contact_exempt;
   double kT = 1;         // thermal energy in the same energy unit (mobility = D / kT)
 
   std::vector<Kind> kinds;

@@ -19,12 +19,20 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
 namespace nestsim::sim {
 
 enum class DtLimit { accurate, stable };
+
+// How two bodies that may touch (the soft pairs above) interact (`interactions.contacts`):
+//   soft  harmonic repulsion of constant `repulsion`; the contact step limits dt (above);
+//   hard  a move that would make the pair overlap (centre distance < r_a + r_b) is
+//         rejected, as a move into a membrane is; no force;
+//   none  point-like: no excluded volume, no force.
+enum class Contacts : uint8_t { soft, hard, none };
 
 inline constexpr double kAccurateContactStep = 0.1;
 inline constexpr double kStableContactStep = 1.0;
