@@ -4,7 +4,7 @@
 //                 [--precision float|double] [--baseline-overlap solid|hollow]
 //                 [--point-budget SECONDS] [--no-plot]
 // Each family writes DIR/fig_<family>.csv (device and parameters in '#' lines at the top)
-// and, through tools/plot_bench.py, DIR/fig_<family>.png. See docs/perf-log.md.
+// and, through tools/plot_bench.py, DIR/fig_<family>.png. Results: docs/performance.md.
 //
 // HSX always runs in hollow mode (its problem). The baselines (grid_aabb, the chrono-style
 // AABB grid; grid_uniform; brute) run in solid mode by default, which is what chrono

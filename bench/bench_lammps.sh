@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # nestsim's broad phase against LAMMPS's neighbor lists on the CPU (the brief's "on par
-# with LAMMPS" goal; docs/perf-log.md, "CPU: LAMMPS"). Same scenes, same cores:
+# with LAMMPS" goal; docs/performance.md, "Against LAMMPS's neighbour lists on the CPU"). Same scenes, same cores:
 #
 #   bench/bench_lammps.sh [SIZES] [PHIS] [RANKS] > lammps.csv
 #     SIZES  comma list of body counts (default 1e4,1e5)

@@ -4,7 +4,7 @@
 # latency-bound on a GPU (a step costs launches, not arithmetic), so one process runs a
 # check several times slower than a CPU core does; side by side over many processes and
 # GPUs the whole suite fits one device call. Run from the repository root after the CUDA
-# build (bench/gpu_suite.sh build):
+# build (dev/gpu_suite.sh build):
 #
 #   bash bench/gpu_validation.sh [BUILD_DIR]     (default build/cuda)
 #

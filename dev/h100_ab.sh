@@ -5,7 +5,7 @@
 # the build's Debian packages, carry them under .gpu/ with an unpack-deps.sh that the
 # script sources:
 #
-#   bash bench/h100_ab.sh [BASELINE_BINARY] [SIZES] [TUNE_B]
+#   bash dev/h100_ab.sh [BASELINE_BINARY] [SIZES] [TUNE_B]
 #
 # BASELINE_BINARY: a bench_hsx built from the commit to compare with (built here, e.g.
 #   `git worktree add /tmp/old REV && cd /tmp/old && cmake --preset cuda &&

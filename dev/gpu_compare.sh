@@ -10,7 +10,7 @@
 # the dependency bundle in .gpu/ (../shared/gpu/bundle-deps.sh plus Debian's python3.11,
 # numpy, h5py (with liblzf1), matplotlib (with python-matplotlib-data), pytest and
 # py311-include.tgz, the headers of /usr/include/python3.11; no MPI: the GPU machine's
-# own Open MPI is used). Run with carry [".gpu", ".snap"]: `bash bench/gpu_compare.sh`.
+# own Open MPI is used). Run with carry [".gpu", ".snap"]: `bash dev/gpu_compare.sh`.
 set -u
 T0=$(date +%s); el() { echo "$(( $(date +%s) - T0 ))s"; }
 L=$OUT/logs; mkdir -p $L

@@ -4,9 +4,9 @@
 # the simulator's and the broad phase's tests, and the simulator and scenario
 # benchmarks. Run it on the GPU machine from the repository root; where that machine
 # lacks the build's Debian packages, carry them under .gpu/ with an unpack-deps.sh that
-# the script sources (as bench/h100_ab.sh does):
+# the script sources (as dev/h100_ab.sh does):
 #
-#   bash bench/gpu_suite.sh [PARTS]
+#   bash dev/gpu_suite.sh [PARTS]
 #
 # PARTS: any of build,test,sanitize,bench (default: all of them, in that order);
 # "test:REGEX" runs only the ctest entries matching REGEX. CTEST_BUDGET (seconds from

@@ -3,7 +3,7 @@
 # build's tests, one tool per GPU side by side where the machine has several. Run from
 # the repository root after the CUDA build:
 #
-#   bash bench/gpu_sanitize.sh [SECONDS_PER_TOOL]      (default 300)
+#   bash dev/gpu_sanitize.sh [SECONDS_PER_TOOL]      (default 300)
 #
 # TESTS (default: the simulator's, the reactions', the broad phase's one-process path
 # comparison and the pair mapping's) names the test executables under build/cuda/tests;

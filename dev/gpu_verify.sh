@@ -6,7 +6,7 @@
 # Python module where the machine's python3 can build it. Meant for a host with 4 GPUs
 # (one job per GPU), and works on fewer. From the repository root:
 #
-#   bash bench/gpu_verify.sh BASE.tar        (BASE.tar: `git archive BASE_COMMIT`)
+#   bash dev/gpu_verify.sh BASE.tar        (BASE.tar: `git archive BASE_COMMIT`)
 #
 # DEADLINE (seconds from the start, default 540) bounds every part. Logs in $OUT/logs
 # (or /tmp/gpu_verify), a summary on stdout.
@@ -57,7 +57,7 @@ echo "build $(elapsed); warnings: $(grep -c 'warning' "$LOG/build.log")"
 ( CUDA_VISIBLE_DEVICES=$(gpu 0) timeout $(( $(left) - 20 )) ctest --preset cuda -LE validation -j6 \
     --timeout 400 > "$LOG/ctest.log" 2>&1; echo "ctest rc=$? at $(elapsed)" >> "$LOG/ctest.log" ) &
 ( CUDA_VISIBLE_DEVICES=$(gpu 3) OUT=$LOG TESTS="${SANITIZE_TESTS:-test_broadphase_paths test_reactions test_simulation}" \
-    TOOLS="initcheck racecheck" bash bench/gpu_sanitize.sh $(( $(left) / 2 - 30 )) > "$LOG/sanitize.txt" 2>&1 ) &
+    TOOLS="initcheck racecheck" bash dev/gpu_sanitize.sh $(( $(left) / 2 - 30 )) > "$LOG/sanitize.txt" 2>&1 ) &
 ( while [ ! -f "$LOG/py-build.status" ] && [ "$(left)" -gt 60 ]; do sleep 2; done
   cat "$LOG/py-build.status" 2>/dev/null; grep -E "error" "$LOG/py-build.log" | head -5
   if ls build/cuda-py/python/nestsim/_core*.so > /dev/null 2>&1; then
