@@ -47,6 +47,9 @@ function(nestsim_device_target target visibility)
     target_compile_options(${target} PRIVATE
       $<$<COMPILE_LANGUAGE:CUDA>:--expt-extended-lambda --expt-relaxed-constexpr
         -Xcompiler=-Wall,-Wextra,-fopenmp>)
+    # Stream 0 is each host thread's own stream, so that replicas and ensemble members
+    # on threads of one process overlap on the device (nestsim/sim/replicas.h).
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--default-stream=per-thread>)
     if(NOT NESTSIM_CUDA_SPLIT_COMPILE STREQUAL "OFF")
       target_compile_options(${target} PRIVATE
         $<$<COMPILE_LANGUAGE:CUDA>:--split-compile=${NESTSIM_CUDA_SPLIT_COMPILE}>)

@@ -43,9 +43,10 @@ void for_each_index(uint64_t n, F f) {
   for_each_item(n, f);
 }
 
+// Waits for the calling thread's stream only: replicas on other threads keep running.
 inline void device_sync() {
 #if defined(NESTSIM_BACKEND_CUDA)
-  NESTSIM_CUDA_CHECK(cudaDeviceSynchronize());
+  NESTSIM_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
 #endif
 }
 
