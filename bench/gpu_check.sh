@@ -12,10 +12,12 @@
 #   ctest       every test but validation and python (TEST_TIMEOUT seconds each, 240)
 #   python      the Python tests (label python) with that python3, its pybind11 and numpy,
 #               and `pip install .` of the module into a temporary directory (label pip)
-#   gate        the HSX benchmark gate against BASELINE (bench/gate.sh --gpu), where the
-#               tree has it; else bench_hsx's default scene, no baseline
-#   ensemble    (2 or more GPUs) members/s: one GPU, every GPU in one process, mpirun -n
-#               GPUS (tests/ensemble/gpu_throughput.sh), and the speed-up over one GPU
+#   gate        the GPU benchmark gate (bench/gpu_gate.py): HEAD's bench_hsx against
+#               BASELINE's (default bench/baseline/commit), interleaved, a ratio per
+#               scene; the baseline's bench_hsx builds beside HEAD's build
+#   ensemble    members/s of `nestsim ensemble` (tests/ensemble/gpu_throughput.sh): one
+#               GPU with one member at a time and with 8 side by side; with 2 or more
+#               GPUs also every GPU in one process and mpirun -n GPUS, and the speed-ups
 #   validation  the validation suite (bench/gpu_validation.sh), both seeds, in the time left
 # Prints one summary line per part (also in $OUT/summary.txt); the logs go to
 # $OUT/gpu_check.tgz. Exit status: 0 when every part that ran passed.
@@ -61,6 +63,10 @@ finish() {
 ctest_line() { grep -E "tests passed|tests failed" "$1" | tail -1; }
 
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU")
+# A subset of the host's GPUs (CUDA_VISIBLE_DEVICES=0: the one-GPU check on a larger host).
+if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
+  ngpu=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
+fi
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c |
          awk '{$1=$1" x"; print}' | paste -sd, -)
 python=$(command -v python3)
@@ -72,6 +78,10 @@ if [ "$ngpu" -lt 1 ]; then
 fi
 
 # --- build -----------------------------------------------------------------------------
+# The gate's baseline bench_hsx, built once outside the tree, beside HEAD's build.
+python3 bench/gpu_gate.py --build-only ${BASELINE:+--baseline "$BASELINE"} --jobs "$JOBS" \
+  > "$LOG/gate_build.log" 2>&1 &
+gate_build=$!
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d .)
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 cfg=(--preset cuda -B "$BUILD" -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="${arch:-90}"
@@ -131,34 +141,32 @@ fi
 # --- the benchmark gate -----------------------------------------------------------------
 if out_of_time gate; then
   :
-elif [ -f bench/gate.sh ]; then
-  timeout "$(left)" bash bench/gate.sh --gpu ${BASELINE:+--baseline "$BASELINE"} \
-    > "$LOG/gate.log" 2>&1
-  rc=$?
-  [ $rc -eq 0 ] && st=ok || st=FAIL
-  summary gate "$st" "rc=$rc vs ${BASELINE:-its default baseline}: $(tail -1 "$LOG/gate.log")"
+elif ! wait "$gate_build"; then
+  summary gate FAIL "the baseline's bench_hsx did not build: $(tail -1 "$LOG/gate_build.log")"
 else
-  timeout "$(left)" "$BUILD/bench/bench_hsx" > "$LOG/gate.log" 2>&1
+  CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} timeout "$(left)" python3 bench/gpu_gate.py \
+    --head-bin "$BUILD/bench/bench_hsx" ${BASELINE:+--baseline "$BASELINE"} > "$LOG/gate.log" 2>&1
   rc=$?
   [ $rc -eq 0 ] && st=ok || st=FAIL
-  summary gate "$st" "no bench/gate.sh in this tree: bench_hsx's default scene only, no baseline ($(
-    grep -iE 'hsx' "$LOG/gate.log" | tail -1 | tr -s ' ' | cut -c1-120))"
+  summary gate "$st" "$(tail -1 "$LOG/gate.log")"
 fi
 
-# --- ensemble throughput (2 or more GPUs) -----------------------------------------------
-if [ "$ngpu" -ge 2 ] && ! out_of_time ensemble; then
-  JOBS=1 timeout "$(left)" bash tests/ensemble/gpu_throughput.sh "$BUILD/nestsim" \
+# --- ensemble throughput ---------------------------------------------------------------
+if ! out_of_time ensemble; then
+  JOBS="1 8" timeout "$(left)" bash tests/ensemble/gpu_throughput.sh "$BUILD/nestsim" \
     > "$LOG/ensemble.log" 2>&1
   rc=$?
-  one=$(grep -m1 "^1 GPU, 1 member" "$LOG/ensemble.log" | sed -n 's/.*: *\([0-9.]*\) members\/s/\1/p')
-  many=$(grep -m1 "GPUs, one process" "$LOG/ensemble.log" | sed -n 's/.*: *\([0-9.]*\) members\/s/\1/p')
-  mpi=$(grep -m1 "GPUs, mpirun" "$LOG/ensemble.log" | sed -n 's/.*: *\([0-9.]*\) members\/s/\1/p')
-  ratio=$(awk -v a="${one:-0}" -v b="${many:-0}" -v c="${mpi:-0}" 'BEGIN {
-    if (a > 0) printf "one process %.2fx, mpirun %.2fx one GPU", b / a, c / a; else print "no one-GPU rate" }')
-  [ $rc -eq 0 ] && [ -n "$mpi" ] && st=ok || st=FAIL
-  summary ensemble "$st" "members/s: 1 GPU ${one:-?}, $ngpu GPUs in one process ${many:-?}, mpirun -n $ngpu ${mpi:-?}: $ratio"
-elif [ "$ngpu" -lt 2 ]; then
-  summary ensemble skip "one GPU: the 2-GPU rows need a 2-GPU host"
+  rate() { grep -m1 "$1" "$LOG/ensemble.log" | sed -n 's/.*: *\([0-9.]*\) members\/s/\1/p'; }
+  one=$(rate "^1 GPU, 1 member"); eight=$(rate "^1 GPU, 8 member")
+  many=$(rate "GPUs, one process"); mpi=$(rate "GPUs, mpirun")
+  line=$(awk -v a="${one:-0}" -v e="${eight:-0}" -v b="${many:-0}" -v c="${mpi:-0}" -v g="$ngpu" 'BEGIN {
+    if (a <= 0) { print "no one-GPU rate"; exit }
+    printf "members/s: 1 GPU %.3f, 8 at a time on it %.3f (%.2fx)", a, e, e / a
+    if (g >= 2) printf "; %d GPUs one process %.3f (%.2fx), mpirun -n %d %.3f (%.2fx)", g, b, b / a, g, c, c / a }')
+  st=ok
+  [ $rc -eq 0 ] && [ -n "$one" ] && [ -n "$eight" ] || st=FAIL
+  if [ "$ngpu" -ge 2 ] && { [ -z "$many" ] || [ -z "$mpi" ]; }; then st=FAIL; fi
+  summary ensemble "$st" "$line"
 fi
 
 # --- the validation suite, in the time left ---------------------------------------------

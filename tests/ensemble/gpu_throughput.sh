@@ -41,8 +41,8 @@ echo "nestsim ensemble: $model, $replicas members of $steps steps, $gpus GPU(s)"
 for jobs in ${JOBS:-1 2 4}; do
   CUDA_VISIBLE_DEVICES=$first measure "1 GPU, $jobs member(s) at a time" "$nestsim" "${args[@]}" --jobs "$jobs"
 done
-# Two processes on one GPU: their kernels overlap (threads of one process share the
-# engine's legacy default stream, so --jobs 2 overlaps only the host's work).
+# Two processes on one GPU, against --jobs 2: two threads of one process, whose kernels
+# overlap as well (each host thread launches on a stream of its own).
 CUDA_VISIBLE_DEVICES=$first measure "1 GPU, mpirun -n 2 (2 ranks on it)" mpirun --allow-run-as-root \
   -n 2 --bind-to none "$nestsim" "${args[@]}"
 if [ "$gpus" -ge 2 ]; then
