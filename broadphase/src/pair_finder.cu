@@ -24,17 +24,10 @@
 // The dispatcher: find() picks the method's path; the paths live in brute/, hsx/ and
 // solid_grids/, the buffers they share in pair_finder_state.cuh.
 //
-// One compile per precision and dimension, so that the build runs the four in parallel
-// (this file is the CUDA build's longest; broadphase/CMakeLists.txt):
-// NESTSIM_PAIR_FINDER_REAL float (default) or double; NESTSIM_PAIR_FINDER_DIM 3
-// (default: the class, with its 3D search) or 2 (only the 2D search, State::hsx<2>,
-// which the class's compile then leaves to it).
-#if !defined(NESTSIM_PAIR_FINDER_REAL)
-#define NESTSIM_PAIR_FINDER_REAL float
-#endif
-#if !defined(NESTSIM_PAIR_FINDER_DIM)
-#define NESTSIM_PAIR_FINDER_DIM 3
-#endif
+// This file is the host orchestration, compiled once for both precisions: the kernel
+// families it calls (the levels, the sort into cells, the shell cells, the walks, all
+// pairs, brute) are declared in pair_finder_state.cuh and pair_finder_families.cuh and
+// compiled in their own files (broadphase/CMakeLists.txt).
 #include <thrust/fill.h>
 #include <thrust/scan.h>
 #include <thrust/transform.h>
@@ -223,14 +216,7 @@ void PairFinder<Real>::neighbor_lists(uint32_t n, thrust::device_vector<uint64_t
   }
 }
 
-// The instantiations of this compile (see the file's start).
-#if NESTSIM_PAIR_FINDER_DIM == 2
-template void PairFinder<NESTSIM_PAIR_FINDER_REAL>::State::hsx<2>(
-    const BroadphaseOptions&, const BodyArrays<NESTSIM_PAIR_FINDER_REAL>&, uint32_t);
-#else
-extern template void PairFinder<NESTSIM_PAIR_FINDER_REAL>::State::hsx<2>(
-    const BroadphaseOptions&, const BodyArrays<NESTSIM_PAIR_FINDER_REAL>&, uint32_t);
-template class PairFinder<NESTSIM_PAIR_FINDER_REAL>;
-#endif
+template class PairFinder<float>;
+template class PairFinder<double>;
 
 }  // namespace nestsim::device

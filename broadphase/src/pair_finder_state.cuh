@@ -1,7 +1,12 @@
 // The buffers and device steps that PairFinder's methods share across calls: the pair
 // keys and their running total on the device, the level plan, the sorted grid, the
-// large bodies' tasks, the pair passes (fused or count -> scan -> write) and the sorts
+// large bodies' tasks, the pair passes (fused, or count -> scan -> write) and the sorts
 // of pair keys.
+//
+// The orchestration (pair_finder.cu, hsx/search.cuh) includes this header; the kernel
+// families it calls are only declared here (pair_finder_families.cuh, and the members
+// brute, all_pairs and emit_walk_pairs below) and instantiated in a .cu of their own,
+// so that no compile instantiates another family's kernels (broadphase/CMakeLists.txt).
 #pragma once
 #include <thrust/copy.h>
 #include <thrust/device_vector.h>
@@ -17,8 +22,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "brute/all_pairs_tiles.cuh"
-#include "brute/brute_pairs.cuh"
 #include "common/buffers.cuh"
 #include "common/extent.cuh"
 #include "common/fused_pass.cuh"
@@ -26,16 +29,13 @@
 #include "common/loops.cuh"
 #include "common/pair_keys.cuh"
 #include "common/side_stream.cuh"
-#include "common/sorted_grid.cuh"
-#include "hsx/level_plan.cuh"
-#include "hsx/shell_cells.cuh"
 #include "hsx/walks.cuh"
-#include "hsx/warp_tested.cuh"
 #include "nestsim/device/check.cuh"
 #include "nestsim/device/exec.cuh"
 #include "nestsim/device/pair_finder.cuh"
 #include "nestsim/device/pairwise.cuh"
 #include "nestsim/tuning.h"
+#include "pair_finder_families.cuh"
 #include "solid_grids/solid_grids.cuh"
 
 namespace nestsim::device {
@@ -64,9 +64,10 @@ struct PairFinder<Real>::State {
   thrust::device_vector<Real> r_eff, q_eff;
   // HSX: the level plan and each body's natural level, the bodies sorted by (group,
   // bucket), the large bodies' tasks.
-  detail::LevelPlanner<Real> levels;
-  detail::SortedGrid<Real> sorted;
-  detail::ShellCells<Real> shells;  // crowded cells of near-concentric shells
+  detail::LevelsFamily<Real> levels;      // hsx/levels.cu
+  detail::CellSortFamily<Real> sorted;   // hsx/cell_sort.cu
+  detail::ShellCellsFamily<Real> shells;  // crowded cells of near-concentric shells
+
   thrust::device_vector<uint64_t> task_count, task_start;
   thrust::device_vector<uint64_t> task_owner;  // (first task << 32) | item per task
   uint64_t task_capacity = 0;  // tasks the owners' table and the walk cover (groups_pass)
@@ -129,22 +130,26 @@ struct PairFinder<Real>::State {
     return sink;
   }
   // The pairs of a functor family over `items` items, appended after the running total.
-  // Fused (above), or count -> scan -> write: the write pass runs over every item (those
-  // that counted nothing return at once), and a one-thread step then advances the total.
+  // Fused (above): the path of HSX (find() sets `fused` for it), whose pairs are sorted
+  // afterwards. Counted (count -> scan -> write): the path of brute, whose rows come out
+  // in index order; the write pass runs over every item (those that counted nothing
+  // return at once), and a one-thread step then advances the total. Each path is
+  // instantiated only for the families that take it.
   template <template <class, int, bool> class Step, int Dim, class Index, class... Args>
-  void emit_pairs(Index items, Args... args) {
+  void emit_fused(Index items, Args... args) {
     if (items == 0) return;
-    if (fused) {
 #if defined(NESTSIM_BACKEND_CUDA)
-      detail::launch_pair_step(items, Step<Real, Dim, false>{args..., fused_sink()});
+    detail::launch_pair_step(items, Step<Real, Dim, false>{args..., fused_sink()});
 #else
-      const PairSink sink = fused_sink();
-      const uint64_t chunks = (uint64_t(items) + detail::kFusedChunk - 1) / detail::kFusedChunk;
-      for_each_index(chunks, detail::FusedChunk<Step<Real, Dim, false>, Index>{
-                                 Step<Real, Dim, false>{args..., sink}, items, sink});
+    const PairSink sink = fused_sink();
+    const uint64_t chunks = (uint64_t(items) + detail::kFusedChunk - 1) / detail::kFusedChunk;
+    for_each_index(chunks, detail::FusedChunk<Step<Real, Dim, false>, Index>{
+                               Step<Real, Dim, false>{args..., sink}, items, sink});
 #endif
-      return;
-    }
+  }
+  template <template <class, int, bool> class Step, int Dim, class Index, class... Args>
+  void emit_counted(Index items, Args... args) {
+    if (items == 0) return;
     PairSink sink;
     ensure_size(counts, std::size_t(items));
     sink.counts = raw(counts);
@@ -198,40 +203,22 @@ struct PairFinder<Real>::State {
   // neighbor_lists(): both directions of every pair, packed as (row << b) | column.
   thrust::device_vector<uint64_t> both, both_alt;
 
-  // The HSX walks (steps with walk_with): in the fused pass on the GPU, each warp's
-  // candidates tested by all its lanes (warp_tested_items); else emit_pairs.
-  // `side`: on the side stream (groups_pass; only with the warp's tests).
+  // The HSX walks (steps with walk_with), fused: on the GPU each warp's candidates
+  // tested by all its lanes (warp_tested_items) unless the tuning says otherwise; else
+  // emit_fused. `side`: on the side stream (groups_pass; only with the warp's tests).
+  // Defined in hsx/walk_launch.cuh, instantiated per walk in hsx/*_walks.cu.
   template <template <class, int, bool> class Step, int Dim, class Index, class... Args>
-  void emit_walk_pairs(bool side, Index items, Args... args) {
-#if defined(NESTSIM_BACKEND_CUDA)
-    if (fused && tuning.hsx.warp_tests) {
-      if (items > 0)
-        detail::launch_warp_tested<Real>(items, Step<Real, Dim, false>{args..., fused_sink()},
-                                         side ? side_stream.stream() : cudaStream_t{}, tuning.hsx);
-      return;
-    }
-#endif
-    (void)side;
-    emit_pairs<Step, Dim>(items, args...);
-  }
+  void emit_walk_pairs(bool side, Index items, Args... args);
 
+  // Method::brute over bodies [begin, end), counted (brute/brute_pass.cu).
   template <int Dim>
-  void brute(const BodyArrays<Real>& bodies, uint32_t begin, uint32_t end) {
-    emit_pairs<detail::BrutePairs, Dim>(end - begin, bodies, space, begin, end);
-  }
+  void brute(const BodyArrays<Real>& bodies, uint32_t begin, uint32_t end);
 
   // All pairs, HSX's path for small n: tiles in shared memory on the GPU
-  // (all_pairs_tiles), the circular schedule on the CPU (brute_pairs.cuh, CircularPairs).
+  // (all_pairs_tiles), the circular schedule on the CPU (brute_pairs.cuh, CircularPairs);
+  // brute/all_pairs.cu.
   template <int Dim>
-  void all_pairs(const BodyArrays<Real>& bodies, uint32_t n) {
-#if defined(NESTSIM_BACKEND_CUDA)
-    detail::all_pairs_tiles<Real, Dim>(bodies, space, n,
-                                       reinterpret_cast<unsigned long long*>(raw(total)), raw(keys),
-                                       count_only ? 0 : keys.size());
-#else
-    emit_pairs<detail::CircularPairs, Dim>(n, bodies, space, n);
-#endif
-  }
+  void all_pairs(const BodyArrays<Real>& bodies, uint32_t n);
 
   template <int Dim>
   void hsx(const BroadphaseOptions& options, const BodyArrays<Real>& in, uint32_t n);
