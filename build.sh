@@ -16,7 +16,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 # What building and running nestsim needs (the program, the Python module, `nestsim
 # analyze --plot`): ./build.sh run installs only these.
-packages=(cmake g++ make libhdf5-dev libyaml-cpp-dev doctest-dev libcpp-httplib-dev
+packages=(cmake g++ make ninja-build libhdf5-dev libyaml-cpp-dev doctest-dev libcpp-httplib-dev
           python3-dev pybind11-dev python3-pybind11 python3-numpy python3-h5py
           python3-matplotlib)
 # Thrust (CCCL) comes with the CUDA toolkit; without one, Debian's Thrust serves the
@@ -45,9 +45,24 @@ install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
+# configure PRESET [ARGS]: cmake --preset PRESET. The presets build with Ninja; a build
+# tree that another generator (make) configured keeps it, since CMake cannot switch a
+# tree's generator, and without ninja make builds.
+configure() {
+  local old="" gen=()
+  [ -f "build/$1/CMakeCache.txt" ] &&
+    old=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "build/$1/CMakeCache.txt")
+  if [ -n "$old" ]; then
+    gen=(-G "$old")
+  elif ! command -v ninja >/dev/null; then
+    gen=(-G "Unix Makefiles")
+  fi
+  cmake --preset "$@" "${gen[@]}"
+}
+
 # build_cpu [--target T]: configure and build the CPU backend (everything, or only T).
 build_cpu() {
-  cmake --preset cpu -DNESTSIM_BUILD_PYTHON=ON  # the Python module is part of the build here
+  configure cpu -DNESTSIM_BUILD_PYTHON=ON  # the Python module is part of the build here
   cmake --build --preset cpu -j"$jobs" "$@"
 }
 
@@ -79,7 +94,7 @@ case "$mode" in
     ;;
   sanitize)
     install_missing
-    cmake --preset sanitize
+    configure sanitize
     cmake --build --preset sanitize -j"$jobs"
     export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
     # slow: minutes each in Release; validation: physics statistics, ~2 minutes each in
@@ -88,7 +103,7 @@ case "$mode" in
     ;;
   cuda)
     install_missing
-    cmake --preset cuda -DNESTSIM_BUILD_PYTHON=ON
+    configure cuda -DNESTSIM_BUILD_PYTHON=ON
     cmake --build --preset cuda -j"$jobs"
     ;;
   *)
