@@ -11,6 +11,7 @@
 
 #include "nestsim/io/model.h"
 #include "nestsim/io/placement.h"
+#include "nestsim/io/kon_calibration.h"
 #include "nestsim/io/rates.h"
 
 using namespace nestsim;
@@ -1052,15 +1053,18 @@ TEST_CASE("kon: a macroscopic rate constant converted to the Doi rate") {
     REQUIRE(x.kon);
     CHECK(*x.kon == doctest::Approx(c.kon).epsilon(1e-12));
     CHECK(io::reactant_diffusion(x, m) == D);
-    const double lambda = io::doi_rate_from_kon(c.kon, D, sigma);
+    // Soft contacts: the Doi rate with the repulsion inside the contact (kon_calibration.h).
+    const double contact = 2 * m.find_kind("monomer")->radius;
+    const double lambda = io::doi_rate_for_kon_soft(c.kon, D, sigma, contact, m.repulsion);
     CHECK(io::reaction_rate(x, m) == doctest::Approx(lambda).epsilon(1e-12));
     CHECK(io::make_setup_without_bodies(m).reactions[6].rate ==
           doctest::Approx(lambda).epsilon(1e-12));
-    CHECK(io::erban_chapman_rate(lambda, D, sigma) == doctest::Approx(c.kon).epsilon(1e-12));
+    CHECK(io::soft_doi_rate(lambda, D, sigma, contact, m.repulsion) == doctest::Approx(c.kon).epsilon(1e-9));
   }
   // 1e6 /M/s at sigma 5 nm, D 160 nm^2/us: lambda = 0.00317202474153403 /us (a 30-digit
   // root of Erban-Chapman, mpmath), ~lambda (4/3) pi sigma^3 = kon: reaction-limited.
-  const io::Model m = io::parse_model(dimerise("1e6 /M/s"), "model.yaml");
+  io::Model m = io::parse_model(dimerise("1e6 /M/s"), "model.yaml");
+  m.repulsion = 0;  // no force inside the reaction ball: Erban-Chapman exactly
   CHECK(io::reaction_rate(m.reactions[6], m) ==
         doctest::Approx(0.00317202474153403468).epsilon(1e-12));
   CHECK(m.reactions[6].given == 1e6);
@@ -1138,14 +1142,15 @@ TEST_CASE("rate and kon errors are located") {
                  "kon 10.0531 um^3/s = 10053.1 nm^3/us is at or above the diffusion limit "
                  "4 pi D sigma = 10053.1 nm^3/us = 10.0531 um^3/s");
     // Just below it: accepted, a large Doi rate.
-    const io::Model m = io::parse_model(dimerise("kon: 10053 nm^3/us, radius: 5"), "model.yaml");
-    CHECK(io::reaction_rate(m.reactions[6], m) > 1e3);
+    const io::Model m = io::parse_model(dimerise("kon: 9000 nm^3/us, radius: 5"), "model.yaml");
+    CHECK(io::reaction_rate(m.reactions[6], m) > 500);
   }
   SUBCASE("a model built in code") {
     io::Model m = io::parse_model(reaction_model, "model.yaml");
     m.reactions[6].kon = 1.0;  // dimerise, nm^3/us
     CHECK(io::reaction_rate(m.reactions[6], m) ==
-          doctest::Approx(io::doi_rate_from_kon(1.0, 160, 5)).epsilon(1e-12));
+          doctest::Approx(io::doi_rate_for_kon_soft(1.0, 160, 5, 2 * m.find_kind("monomer")->radius,
+                                                    m.repulsion)).epsilon(1e-12));
     CHECK(io::describe_rate(m.reactions[6], m).rfind("dimerise: kon 1 nm^3/us -> Doi rate ", 0) == 0);
     m.reactions[6].kon = 2e4;
     CHECK_THROWS_WITH_AS(io::validate(m),

@@ -10,6 +10,7 @@
 #include "nestsim/io/regular_file.h"
 
 #include "nestsim/io/placement.h"
+#include "nestsim/io/kon_calibration.h"
 #include "nestsim/io/rates.h"
 
 #include <algorithm>
@@ -327,9 +328,7 @@ double reactant_diffusion(const ReactionSpec& reaction, const Model& model) {
 }
 
 double reaction_rate(const ReactionSpec& reaction, const Model& model) {
-  if (!reaction.kon) return reaction.rate;
-  return doi_rate_from_kon(*reaction.kon, reactant_diffusion(reaction, model),
-                           reaction.radius.value_or(0));
+  return calibrate_rule(reaction, model).rate;  // kon held at dt for m.contacts
 }
 
 std::string describe_rate(const ReactionSpec& x, const Model& m) {
@@ -341,9 +340,14 @@ std::string describe_rate(const ReactionSpec& x, const Model& m) {
   if (x.kon) {
     os << "kon ";
     if (!x.given_unit.empty()) os << x.given << " " << x.given_unit << " = ";
-    os << *x.kon << " " << len << "^3/" << time << " -> Doi rate " << reaction_rate(x, m)
-       << " /" << time << " at radius " << x.radius.value_or(0) << " " << len
-       << " (D_A + D_B = " << reactant_diffusion(x, m) << " " << len << "^2/" << time << ")";
+    const KonRule k = calibrate_rule(x, m);
+    os << *x.kon << " " << len << "^3/" << time;
+    if (k.every_pair)
+      os << " -> binding radius " << k.radius << " " << len << " at dt " << m.dt << " " << time
+         << " (Andrews-Bray)";
+    else
+      os << " -> Doi rate " << k.rate << " /" << time << " at radius " << k.radius << " " << len;
+    os << " (D_A + D_B = " << reactant_diffusion(x, m) << " " << len << "^2/" << time << ")";
   } else {
     os << "rate " << x.given << " " << x.given_unit << " = " << x.rate << " /" << time;
     if (x.reactants.size() == 2)
@@ -416,20 +420,44 @@ Model load_model(const std::string& path) {
   return parse_model(text.str(), path);
 }
 
-// The time step against the stiffest soft contact (nestsim/sim/time_step.h), reported
+// The time step against what limits it (nestsim/sim/time_step.h): the stiffest soft
+// contact, or for hard and none contacts the membranes and the periodic images; reported
 // at `simulation.dt` with the largest dt that the limit accepts.
 void check_time_step(const Reader& r, const Model& m) {
   std::vector<sim::ContactKind> kinds;
-  for (const auto& k : m.kinds) kinds.push_back({k.compartment, k.membrane, diffusion_of(k, m)});
+  for (const auto& k : m.kinds)
+    kinds.push_back({k.compartment, k.membrane, diffusion_of(k, m),
+                     k.compartment ? k.radius - 0.5 * k.thickness : 0.0});
+  std::ostringstream os;
+  if (m.contacts != sim::Contacts::soft) {
+    const double edge = m.periodic ? std::min({m.box[0], m.box[1], m.box[2]}) : 0.0;
+    const sim::LargeStepLimit limit = sim::large_step_max_dt(kinds, edge, m.dt_limit);
+    if (m.dt <= limit.dt) return;
+    if (limit.membrane)
+      os << "too large for membrane diffusion: 5 D dt / R^2 exceeds "
+         << (m.dt_limit == sim::DtLimit::accurate ? sim::kMembraneStepAccurate
+                                                   : sim::kMembraneStepStable)
+         << " for the fastest membrane species on the smallest compartment (its projected "
+            "step loses that fraction of D)";
+    else
+      os << "too large for the periodic box: " << sim::kImageSigmas
+         << " x sqrt(2 D dt) of the fastest body and carrier exceeds a quarter of the "
+            "shortest edge (images are counted per step)";
+    os << "; use dt <= " << limit.dt
+       << (limit.membrane && m.dt_limit == sim::DtLimit::accurate
+               ? " (or `dt_limit: stable` for 10%, models/README.md)"
+               : "");
+    r.fail(m.dt_at, "simulation.dt", os.str());
+  }
   const double largest = sim::max_dt(kinds, m.repulsion, 1.0, m.dt_limit);
   if (m.dt <= largest) return;
   const double step = m.dt * sim::contact_rate(kinds, m.repulsion, 1.0);
-  std::ostringstream os;
   os << "too large for accurate contacts: (D_a + D_b) x repulsion x dt = " << step
      << " for the fastest pair of kinds that touch softly, above "
      << sim::contact_step_limit(m.dt_limit) << "; use dt <= " << largest
      << (m.dt_limit == sim::DtLimit::accurate
-             ? " (or `dt_limit: stable` to trade contact accuracy for speed, models/README.md)"
+             ? " (or `dt_limit: stable` to trade contact accuracy for speed, models/README.md;"
+               " `interactions: {contacts: hard}` does not limit dt)"
              : "");
   r.fail(m.dt_at, "simulation.dt", os.str());
 }

@@ -4,10 +4,12 @@
 #include <cctype>
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "model_reading.h"
+#include "nestsim/io/kon_calibration.h"
 #include "nestsim/io/rates.h"
 
 namespace nestsim::io::model_reading {
@@ -266,9 +268,10 @@ std::string rule_text(const ReactionSpec& x) {
 
 Location or_entry(const Location& at, const Location& entry) { return at.line > 0 ? at : entry; }
 
-// A rule given by kon (read_kon): two free species, whose kon the Doi model can reach
-// (Erban-Chapman, nestsim/io/rates.h).
-void check_kon(const Reader& r, const Model& m, const ReactionSpec& x, const std::string& key) {
+// A rule given by kon (read_kon): two free species, whose kon holds at the run's dt for
+// its contact model (nestsim/io/kon_calibration.h), or the largest dt that holds it.
+void check_kon(const Reader& r, const Model& m, const ReactionSpec& x, const std::string& key,
+               double min_box) {
   const Location at = or_entry(x.rate_at, x.where);
   if (x.reactants.size() != 2)
     r.fail(at, key + ".kon", "kon: is the rate constant of a rule with two reactants");
@@ -294,21 +297,52 @@ void check_kon(const Reader& r, const Model& m, const ReactionSpec& x, const std
   const double kon = *x.kon;
   if (!(kon >= 0) || !std::isfinite(kon))
     r.fail(at, key + ".kon", "expected a rate constant >= 0 (length^3/time)");
+  if (kon == 0) return;
   const double D = reactant_diffusion(x, m), sigma = *x.radius;
-  const double limit = 4 * pi * D * sigma;
-  if (kon == 0 || kon < limit) return;
   const std::string& len = m.units.length;
   const std::string volume_rate = len + "^3/" + m.units.time;
+  const auto given = [&](std::ostringstream& os) {
+    os << "kon ";
+    if (!x.given_unit.empty()) os << x.given << " " << x.given_unit << " = ";
+    os << kon << " " << volume_rate;
+  };
+  if (m.contacts == sim::Contacts::soft) {
+    // The Doi model with the soft repulsion (nestsim/io/kon_calibration.h): below the
+    // diffusion limit, and a step probability lambda dt small enough to hold it.
+    const double limit = 4 * pi * D * sigma;
+    if (!(kon < limit)) {
+      std::ostringstream os;
+      given(os);
+      os << " is at or above the diffusion limit 4 pi D sigma = " << limit << " " << volume_rate;
+      if (!x.given_unit.empty())
+        os << " = " << limit / rate_constant_factor(x.given_unit, m.units) << " " << x.given_unit;
+      os << " (D = D_A + D_B = " << D << " " << len << "^2/" << m.units.time << ", radius " << sigma
+         << " " << len << "): no Doi rate reaches it; lower kon, or raise the radius or the "
+         << "reactants' diffusion coefficients";
+      r.fail(at, key + ".kon", os.str());
+    }
+  }
+  if (!(m.dt > 0) || !std::isfinite(m.dt)) return;  // simulation.dt is refused on its own
+  double largest = 0;
+  try {
+    largest = largest_dt_for_kon(x, m, min_box);
+  } catch (const std::exception& e) {
+    r.fail(at, key + ".kon", std::string("kon cannot be held: ") + e.what());
+  }
+  if (m.dt <= largest) return;
   std::ostringstream os;
-  os << "kon ";
-  if (!x.given_unit.empty()) os << x.given << " " << x.given_unit << " = ";
-  os << kon << " " << volume_rate << " is at or above the diffusion limit 4 pi D sigma = " << limit
-     << " " << volume_rate;
-  if (!x.given_unit.empty())
-    os << " = " << limit / rate_constant_factor(x.given_unit, m.units) << " " << x.given_unit;
-  os << " (D = D_A + D_B = " << D << " " << len << "^2/" << m.units.time << ", radius " << sigma
-     << " " << len << "): no Doi rate reaches it; lower kon, or raise the radius or the "
-     << "reactants' diffusion coefficients";
+  given(os);
+  if (m.contacts == sim::Contacts::soft)
+    os << " needs the Doi rate " << calibrate_rule(x, m).rate << " /" << m.units.time
+       << " (soft contacts, radius " << sigma << " " << len << "), whose probability per step "
+       << "lambda dt must stay <= " << kMaxDoiStepProbability << " to hold kon: simulation.dt "
+       << m.dt << " " << m.units.time << " is too large; the largest dt is " << largest << " "
+       << m.units.time;
+  else
+    os << " needs the binding radius " << andrews_bray_binding_radius(kon, D, m.dt) << " " << len
+       << " at simulation.dt " << m.dt << " " << m.units.time
+       << " (Andrews-Bray), whose ball does not fit the box (2 x radius < " << min_box << " "
+       << len << "); the largest dt is " << largest << " " << m.units.time;
   r.fail(at, key + ".kon", os.str());
 }
 
@@ -484,7 +518,7 @@ void check_reactions(const Reader& r, const Model& m, double min_box) {
     c.terms();
     c.form();
     c.radius(min_box);
-    if (c.x.kon) check_kon(r, m, c.x, c.key);
+    if (c.x.kon) check_kon(r, m, c.x, c.key, min_box);
   }
 }
 

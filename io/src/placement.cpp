@@ -5,6 +5,8 @@
 // linear time.
 #include "nestsim/io/placement.h"
 
+#include "nestsim/io/kon_calibration.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -392,8 +394,9 @@ sim::Term term_of(const RuleTerm& t, const Model& m) {
 sim::Reaction reaction_of(const ReactionSpec& x, const Model& m) {
   sim::Reaction r;
   r.name = x.name;
-  r.rate = reaction_rate(x, m);  // from kon when the rule gives one
-  r.radius = x.radius.value_or(0);
+  const KonRule k = calibrate_rule(x, m);  // kon held at dt (nestsim/io/kon_calibration.h)
+  r.rate = k.rate;
+  r.radius = k.radius;
   for (const auto& t : x.reactants) r.reactants.push_back(term_of(t, m));
   for (const auto& t : x.products) r.products.push_back(term_of(t, m));
   if (r.reactants.size() == 2 && m.kinds[r.reactants[0].kind].compartment &&
@@ -441,6 +444,7 @@ sim::Setup make_setup_without_bodies(const Model& m) {
     s.kinds.push_back(kind);
   }
   for (const auto& x : m.reactions) s.reactions.push_back(reaction_of(x, m));
+  s.contact_exempt = kon_contact_exempt(m);
   s.capacity = m.capacity;
   s.model_text = m.text;
   s.model_path = m.path;

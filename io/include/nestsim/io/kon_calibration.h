@@ -1,0 +1,80 @@
+// A macroscopic kon held at the run's time step, for each contact model
+// (models/README.md, "Rates"; docs/validation.md, "Large steps: reactions").
+//
+// contacts none | hard: the reactants meet as points (under hard they are exempt from
+// each other's excluded volume). A pair whose separation ends a step within the binding
+// radius sigma_b reacts (Andrews and Bray, "Stochastic simulation of chemical reactions
+// with spatial resolution and single molecule detail", Phys. Biol. 2004, section 2 and
+// its appendix). With s = sqrt(2 (D_A + D_B) dt) / sigma_b, the steady state of the pair
+// distribution g(r) under "diffuse one step, then remove the pairs within sigma_b" gives
+// the reactions per step, kon dt = F(s) sigma_b^3, with
+//   F(s) -> 2 pi s^2 (1 - beta s)  (s -> 0: Smoluchowski's 4 pi D sigma_b, less the
+//                                   overshoot of a Gaussian walk, beta = -zeta(1/2) /
+//                                   sqrt(2 pi) = 0.5826),
+//   F(s) -> 4 pi / 3               (s -> inf: the pairs are uniform after each step).
+// F is computed here from the radial steady state (andrews_bray_step_volume_solved) and
+// tabulated; sigma_b solves F(s) sigma_b^3 = kon dt for the run's dt.
+//
+// contacts soft: the Doi model (react at rate lambda while within the radius R), with
+// the soft repulsion U(r) = repulsion / 2 (r_A + r_B - r)^2 (kT = 1) inside the contact
+// distance. The steady radial Smoluchowski equation
+//   d/dr [ r^2 D e^{-U} d/dr (e^{U} p) ] = lambda r^2 p [r < R],   p -> 1 as r -> inf
+// has p = 1 - a / r beyond the reach of U and of the sink, and k = 4 pi D a (without
+// U, Erban-Chapman). soft_doi_rate solves it by shooting; doi_rate_for_kon_soft finds
+// the lambda that gives kon.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace nestsim::io {
+
+struct Model;
+struct ReactionSpec;
+
+// Under soft contacts the Doi rate is calibrated in continuous time; the step's
+// probability lambda dt stays below this (its discretisation error is then ~ 1%,
+// docs/validation.md "Large steps: reactions").
+inline constexpr double kMaxDoiStepProbability = 0.05;
+
+// F(s) = kon dt / sigma_b^3 of Andrews-Bray's irreversible rule, from the radial steady
+// state on a grid (slow: 0.1-2 s). s > 0.
+double andrews_bray_step_volume_solved(double s);
+// The same from a table of the solved values (ln s from -4.6 to 3 by 0.1; cubic in
+// ln s) and the two limits beyond it: relative 1e-5 of the solved value.
+double andrews_bray_step_volume(double s);
+// sigma_b with F(s) sigma_b^3 = kon dt, s = sqrt(2 D dt) / sigma_b (kon > 0, D >= 0,
+// dt > 0; D = 0: sigma_b = (3 kon dt / (4 pi))^(1/3)). Throws std::domain_error for
+// values out of range.
+double andrews_bray_binding_radius(double kon, double D, double dt);
+
+// k(lambda) of the Doi model with the soft repulsion of stiffness `repulsion` (kT per
+// length^2) inside `contact`, sink radius R, relative diffusion D (volume / time).
+double soft_doi_rate(double lambda, double D, double R, double contact, double repulsion);
+// The lambda with soft_doi_rate(lambda, ...) == kon to a relative 1e-10. Throws
+// std::domain_error when kon >= 4 pi D R (the diffusion limit, reached as lambda ->
+// inf whatever U).
+double doi_rate_for_kon_soft(double kon, double D, double R, double contact, double repulsion);
+
+// What the engine runs for a rule: a Doi rate at the rule's radius, or (every_pair) an
+// Andrews-Bray binding radius where every pair within it reacts.
+struct KonRule {
+  double rate = 0;    // per time unit (Doi); +inf for every_pair
+  double radius = 0;  // length
+  bool every_pair = false;
+};
+// The engine's form of rule x of model m (a rule given by rate: as written; by kon:
+// calibrated for m.contacts and m.dt as above). Throws std::domain_error (kon out of
+// reach) or std::invalid_argument (a reactant missing).
+KonRule calibrate_rule(const ReactionSpec& x, const Model& m);
+
+// Under hard contacts, the reactants of a rule given by kon meet as points (Andrews-Bray's
+// binding radius assumes it): the kinds x kinds table of sim::Setup::contact_exempt with
+// those pairs 1 (symmetric). Empty under soft and none.
+std::vector<uint8_t> kon_contact_exempt(const Model& m);
+
+// The largest dt at which rule x's kon holds (the checks of model_reactions.cpp): under
+// soft contacts lambda dt <= kMaxDoiStepProbability; under none and hard, a binding
+// radius whose ball fits the box (2 sigma_b < min_box). +inf when no dt limits it.
+double largest_dt_for_kon(const ReactionSpec& x, const Model& m, double min_box);
+
+}  // namespace nestsim::io
