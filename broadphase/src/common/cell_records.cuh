@@ -113,7 +113,8 @@ struct SortedBodies {
 // range per piece when the grid is dense (consecutive x cells are consecutive buckets),
 // else one hashed look-up per cell with the cell check.
 template <class Real, class Body>
-NESTSIM_HD inline void for_each_in_run(const SortedBodies<Real>& s, const GroupGrid& grp,
+NESTSIM_HD NESTSIM_HOST_INLINE inline void for_each_in_run(const SortedBodies<Real>& s,
+                                                           const GroupGrid& grp,
                                        const long long* c, long long lo, long long hi,
                                        uint32_t first, Body& body) {
   const GridSpec& g = grp.grid;

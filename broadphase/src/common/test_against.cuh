@@ -51,8 +51,9 @@ struct TestAgainst {
 #endif
     if (exact_pair(space, pa, ra, qa, pb, rb, s.thickness(t))) e.emit(id_a, s.id(t));
   }
-  // Sorted positions [t, end) of one bucket range.
-  NESTSIM_HD void range(uint32_t t, uint32_t end) {
+  // Sorted positions [t, end) of one bucket range: inlined into the walks' runs (a call
+  // per run cost GCC 5% of a search's instructions, docs/perf-log.md).
+  NESTSIM_HD NESTSIM_HOST_INLINE void range(uint32_t t, uint32_t end) {
     for (; t < end; ++t) (*this)(t);
   }
   // A walk that tests its own candidates walks its own columns (WarpRanges defers them).
