@@ -441,8 +441,8 @@ void check_time_step(const Reader& r, const Model& m) {
             "step loses that fraction of D)";
     else
       os << "too large for the periodic box: " << sim::kImageSigmas
-         << " x sqrt(2 D dt) of the fastest body and carrier exceeds a quarter of the "
-            "shortest edge (images are counted per step)";
+         << " x sqrt(2 D dt) of the fastest pair (or body and carrier) exceeds half the "
+            "shortest edge (moves are tested against the nearest image)";
     os << "; use dt <= " << limit.dt
        << (limit.membrane && m.dt_limit == sim::DtLimit::accurate
                ? " (or `dt_limit: stable` for 10%, models/README.md)"

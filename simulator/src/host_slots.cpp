@@ -48,13 +48,14 @@ void validate_setup(const Setup& s, const SimulationOptions& options) {
   std::vector<ContactKind> contact;
   for (const Kind& kind : s.kinds)
     contact.push_back({kind.compartment, kind.membrane, kind.diffusion});
-  const double largest = max_dt(contact, s.repulsion, s.kT, s.dt_limit);
+  const double soft = s.contacts == Contacts::soft ? s.repulsion : 0;  // hard, none: no stiffness
+  const double largest = max_dt(contact, soft, s.kT, s.dt_limit);
   if (s.dt > largest) {
     char msg[512];
     std::snprintf(msg, sizeof msg,
                   "time step too large for accurate contacts: (D_a + D_b) / kT * repulsion "
                   "* dt = %g for the fastest soft pair, above %g; use dt <= %g",
-                  s.dt * contact_rate(contact, s.repulsion, s.kT),
+                  s.dt * contact_rate(contact, soft, s.kT),
                   contact_step_limit(s.dt_limit), largest);
     invalid(msg);
   }

@@ -25,7 +25,10 @@
 //   (B) |x_i - x_j| >= r_i + r_j for siblings i, j, one of them a compartment
 //                                                       (off each other's outer surface)
 // Accept tests i's proposal against the old and the proposed position of each sibling,
-// so every combination of accepted and rejected moves keeps (B).
+// so every combination of accepted and rejected moves keeps (B), and tests the path of
+// the move, so that no step, however long, crosses a membrane and comes back. (A) needs
+// only the end point: the lumen is a ball, convex. Under hard contacts (time_step.h)
+// AcceptContact excludes the soft pairs in the same way.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -125,8 +128,11 @@ struct Predict {
 //   AcceptSibling  one thread per sibling entry (i, j): (B) against j's old and proposed
 //                  position; a failure stores reject[i] = 1 (every writer stores the same
 //                  value, so the result is the logical OR whatever the order);
+//   AcceptContact  hard contacts only, one thread per body over its list row: the soft
+//                  pairs excluded (below); stores reject = 1 like AcceptSibling;
 //   AcceptApply    one thread per body: the accepted own move (zero if rejected).
-// Bound bodies are always accepted: their membrane's tests cover them.
+// Bound bodies pass (A) and (B): their membrane's tests cover them (AcceptContact may
+// reject them).
 struct AcceptParent {
   SlotView v;
   NESTSIM_HD bool allowed(uint32_t i) const {
@@ -144,6 +150,27 @@ struct AcceptParent {
   }
 };
 
+// Does the segment a + t u, t in [0, 1], come closer to the origin than `need` at an
+// interior point? Only a crossing counts: the end points are tested on their own, and a
+// start that touches to within rounding (kPathSlack, relative) must not pin a body.
+constexpr double kPathSlack = 1e-9;
+NESTSIM_HD inline bool path_crosses(const SlotView& v, const double* a, const double* u,
+                                    double need) {
+  const double uu = v.norm2(u);
+  if (!(uu > 0)) return false;
+  double au = 0;
+  NESTSIM_AXES(k, v.dim) au += a[k] * u[k];
+  const double t = -au / uu;
+  if (!(t > 0 && t < 1)) return false;
+  double c[3] = {0, 0, 0};
+  NESTSIM_AXES(k, v.dim) c[k] = a[k] + t * u[k];
+  return v.norm2(c) < need * need * (1 - kPathSlack);
+}
+
+// (B) for i's proposal: the end point against j's old and proposed position, and the
+// whole path, so that a step longer than a small compartment cannot jump over its
+// membrane (in and out again): i's segment against j standing at either end point, and
+// the relative segment when both move.
 struct AcceptSibling {
   SlotView v;
   NESTSIM_HD void operator()(uint64_t e) const {
@@ -152,13 +179,122 @@ struct AcceptSibling {
         v.parent[j] != v.parent[i] || (!v.compartment[i] && !v.compartment[j]))
       return;
     const double need = v.radius[i] + v.radius[j];
-    double d[3];
+    double d[3] = {0, 0, 0}, d0[3] = {0, 0, 0}, mi[3] = {0, 0, 0}, rel[3] = {0, 0, 0};
     v.delta(v.x, i, j, d);
+    NESTSIM_AXES(k, v.dim) {
+      d0[k] = d[k];
+      mi[k] = v.move[k][i];
+      rel[k] = v.move[k][i] - v.move[k][j];
+    }
     NESTSIM_AXES(k, v.dim) d[k] += v.move[k][i];
     bool ok = v.norm2(d) >= need * need;  // against j where it was
     NESTSIM_AXES(k, v.dim) d[k] -= v.move[k][j];
     ok = ok && v.norm2(d) >= need * need;  // against j where it may go
+    ok = ok && !path_crosses(v, d0, mi, need) && !path_crosses(v, d0, rel, need);
+    if (ok) {
+      NESTSIM_AXES(k, v.dim) d0[k] -= v.move[k][j];
+      ok = !path_crosses(v, d0, mi, need);
+    }
     if (!ok) v.reject[i] = 1;
+  }
+};
+
+// Hard contacts (Contacts::hard): one thread per body i over its list row. For each pair
+// (i, j) that soft contacts would act on (force_kernels.cuh; two species, or a bound
+// species and a compartment other than its own) and whose kinds are not exempt, the
+// bodies whose own moves change the pair's separation are the "movers": each body and
+// its carriers up to (not including) the first carrier the two share. Where the moves
+// can combine into an overlap (any combination of accepted and rejected movers other
+// than all rejected), every mover of the pair is rejected. So no combination of verdicts
+// makes an overlap, and for a pair with one mover each (two species in one lumen, two
+// on one membrane) the verdict is symmetric under reversing the step: the old and the
+// proposed positions play the same part, so with Gaussian proposals the update is a
+// Metropolis step for the hard-sphere distribution at any dt (docs/validation.md,
+// "Large steps"). Pairs with more than kContactMovers movers on a side (carried by
+// compartments two levels apart) are not excluded (models/README.md).
+constexpr int kContactMovers = 2;
+struct AcceptContact {
+  SlotView v;
+  // Does the pair interact (soft pairs, force_kernels.cuh) and exclude (not exempt)?
+  NESTSIM_HD bool excludes(uint32_t i, uint32_t j) const {
+    const bool ci = v.compartment[i], cj = v.compartment[j];
+    bool pair = false;
+    if (!ci && !cj) pair = true;
+    else if (ci && !cj) pair = v.membrane[j] >= 0 && v.membrane[j] != int32_t(i);
+    else if (cj && !ci) pair = v.membrane[i] >= 0 && v.membrane[i] != int32_t(j);
+    if (!pair) return false;
+    if (v.contact_exempt) {
+      const int32_t a = v.kind[i], b = v.kind[j];
+      if (a >= 0 && b >= 0 && uint32_t(a) < v.kinds && uint32_t(b) < v.kinds &&
+          v.contact_exempt[uint64_t(a) * v.kinds + uint64_t(b)])
+        return false;
+    }
+    return true;
+  }
+  // The movers of b relative to the frame `stop` (a carrier of b, or -1): b, then its
+  // carriers below stop. Returns their number, or kContactMovers + 1 when there are more.
+  NESTSIM_HD int movers(uint32_t b, int32_t stop, int32_t* out) const {
+    int n = 0;
+    int32_t c = int32_t(b);
+    for (int depth = 0; c >= 0 && c != stop && depth < kMaxDepth; ++depth) {
+      if (n == kContactMovers) return kContactMovers + 1;
+      out[n++] = c;
+      c = depth == 0 ? v.carrier(uint32_t(c)) : v.parent[c];
+    }
+    return n;
+  }
+  // The first carrier of i (i itself included) that also carries j (or is j), else -1.
+  NESTSIM_HD int32_t shared_frame(uint32_t i, uint32_t j) const {
+    int32_t a = int32_t(i);
+    for (int da = 0; a >= 0 && da < kMaxDepth; ++da) {
+      int32_t b = int32_t(j);
+      for (int db = 0; b >= 0 && db < kMaxDepth; ++db) {
+        if (a == b) return a;
+        b = db == 0 ? v.carrier(uint32_t(b)) : v.parent[b];
+      }
+      a = da == 0 ? v.carrier(uint32_t(a)) : v.parent[a];
+    }
+    return -1;
+  }
+  // Do i and j overlap at separation d = x_i - x_j?
+  NESTSIM_HD bool overlap(uint32_t i, uint32_t j, const double* d) const {
+    const double d2 = v.norm2(d);
+    if (v.compartment[j] && v.contains(j, i)) {  // i reaching through j's inner surface
+      const double room = v.lumen(j) - v.radius[i];
+      return !(room >= 0 && d2 <= room * room);
+    }
+    if (v.compartment[i] && v.contains(i, j)) {
+      const double room = v.lumen(i) - v.radius[j];
+      return !(room >= 0 && d2 <= room * room);
+    }
+    const double need = v.radius[i] + v.radius[j];
+    return d2 < need * need;
+  }
+  NESTSIM_HD void operator()(uint32_t i) const {
+    if (v.empty(i)) return;
+    for (uint64_t e = v.nbr_offsets[i]; e < v.nbr_offsets[i + 1]; ++e) {
+      const uint32_t j = v.nbrs[e];
+      if (j == i || v.empty(j) || !excludes(i, j)) continue;
+      const int32_t frame = shared_frame(i, j);
+      int32_t mi[kContactMovers], mj[kContactMovers];
+      const int ni = movers(i, frame, mi), nj = movers(j, frame, mj);
+      if (ni > kContactMovers || nj > kContactMovers) continue;
+      double d0[3] = {0, 0, 0};
+      v.delta(v.x, i, j, d0);
+      bool conflict = false;
+      const unsigned combos = 1u << (ni + nj);
+      for (unsigned s = 1; s < combos && !conflict; ++s) {
+        double d[3] = {d0[0], d0[1], d0[2]};
+        for (int a = 0; a < ni; ++a)
+          if (s & (1u << a)) NESTSIM_AXES(k, v.dim) d[k] += v.move[k][mi[a]];
+        for (int b = 0; b < nj; ++b)
+          if (s & (1u << (ni + b))) NESTSIM_AXES(k, v.dim) d[k] -= v.move[k][mj[b]];
+        conflict = overlap(i, j, d);
+      }
+      if (!conflict) continue;
+      for (int a = 0; a < ni; ++a) v.reject[mi[a]] = 1;
+      for (int b = 0; b < nj; ++b) v.reject[mj[b]] = 1;
+    }
   }
 };
 

@@ -86,6 +86,7 @@ struct Simulation::Impl {
     const detail::RuleTable rules = detail::compile_rules(setup);
     reactions.set_rules(rules);
     lists.set_reach(rules.reach);
+    state.set_contacts(setup);
     state.upload(h);
     lists.reset(setup, options);
     lists.build(state, view(), step, times);
@@ -107,7 +108,7 @@ struct Simulation::Impl {
     detail::SlotView v = view();
     compute_forces(v);
     propose(v, v);
-    if (detail::Forces::any(setup.repulsion, lists)) {  // Heun's corrector
+    if (detail::Forces::any(v.repulsion, lists)) {  // Heun's corrector
       compute_forces(predict(v));
       propose(detail::corrector_view(v, state), v);
     }

@@ -46,6 +46,12 @@ struct SlotView {
   const uint32_t* sibs = nullptr;
   uint64_t sib_count = 0;
   uint8_t* reject = nullptr;  // per body, Accept's verdict (1: rejected)
+  // Contacts (Setup::contacts, time_step.h: 0 soft, 1 hard, 2 none); for hard, each
+  // slot's kind and the kinds x kinds table of pairs exempt from exclusion (null: none).
+  uint8_t contacts = 0;
+  const int32_t* kind = nullptr;
+  const uint8_t* contact_exempt = nullptr;
+  uint32_t kinds = 0;
 
   NESTSIM_HD bool empty(uint32_t i) const { return id[i] < 0; }
   NESTSIM_HD double mid(uint32_t c) const { return radius[c] - 0.5 * thickness[c]; }

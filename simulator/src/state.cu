@@ -113,6 +113,22 @@ void BodyState::fill(SlotView& v) {
   v.compartment = raw(compartment);
   v.rejections = raw(rejections);
   v.reject = raw(reject);
+  v.contacts = uint8_t(contacts);
+  v.kind = raw(kind);
+  v.contact_exempt = contact_exempt.empty() ? nullptr : raw(contact_exempt);
+  v.kinds = kinds;
+  if (contacts != Contacts::soft) v.repulsion = 0;
+}
+
+void BodyState::set_contacts(const Setup& setup) {
+  contacts = setup.contacts;
+  kinds = uint32_t(setup.kinds.size());
+  const std::size_t want = setup.kinds.size() * setup.kinds.size();
+  if (!setup.contact_exempt.empty() && setup.contact_exempt.size() != want)
+    throw std::invalid_argument("Setup::contact_exempt has " +
+                                std::to_string(setup.contact_exempt.size()) +
+                                " entries; expected 0 or kinds x kinds = " + std::to_string(want));
+  contact_exempt.assign(setup.contact_exempt.begin(), setup.contact_exempt.end());
 }
 
 }  // namespace nestsim::sim::detail

@@ -29,7 +29,14 @@ struct BodyState {
   thrust::device_vector<uint8_t> compartment;
   thrust::device_vector<uint32_t> rejections;  // per slot, since the upload
   thrust::device_vector<uint8_t> reject;       // per slot, this step's verdict
+  // Setup::contacts and Setup::contact_exempt (kinds x kinds; empty: none exempt).
+  Contacts contacts = Contacts::soft;
+  thrust::device_vector<uint8_t> contact_exempt;
+  uint32_t kinds = 0;
 
+  // Takes the contact model of `setup`; throws std::invalid_argument when
+  // contact_exempt is neither empty nor kinds x kinds.
+  void set_contacts(const Setup& setup);
   // Takes the host slots (capacity = their number).
   void upload(const HostSlots& h);
   // The fields of a Frame (parent and membrane as ids), step and counters aside.
@@ -43,7 +50,8 @@ struct BodyState {
                              const char* what, uint64_t step);
   uint64_t rejected_moves() const;
 
-  // The slot arrays into a view (the lists' fields and the constants are set apart).
+  // The slot arrays into a view (the lists' fields and the constants are set apart),
+  // with the contact model; without soft contacts, v.repulsion becomes 0 (no force).
   void fill(SlotView& v);
 };
 

@@ -1,4 +1,5 @@
-// The largest time step the engine accepts, from the stiffness of its soft contacts.
+// The largest time step the engine accepts: from the stiffness of its soft contacts, and
+// for hard or no contacts from the membranes and the periodic images (below).
 //
 // Which pairs touch softly (simulation.h): two species (free or membrane-bound), and a
 // membrane-bound species with a compartment other than its own. Everything else that
@@ -46,6 +47,7 @@ struct ContactKind {
   bool compartment = false;
   bool membrane = false;  // a membrane-bound species
   double diffusion = 0;
+  double mid_radius = 0;  // a compartment's membrane mid-surface radius, r - q / 2
 };
 
 // max (D_a + D_b) / kT * k over the pairs of kinds that touch softly: the contact step c
@@ -74,6 +76,60 @@ inline double max_dt(const std::vector<ContactKind>& kinds, double repulsion, do
   const double rate = contact_rate(kinds, repulsion, kT);
   if (!(rate > 0)) return std::numeric_limits<double>::infinity();
   return contact_step_limit(limit) / rate;
+}
+
+// Hard and none contacts have no stiffness: the Gaussian proposal with rejection is
+// exact for free bodies, walls and hard contacts at any dt (docs/validation.md, "Large
+// steps"). Two things still limit dt:
+//   membrane  a bound body's tangential step, projected back onto its sphere, diffuses
+//             with D_eff = D (1 - 5 D dt / R^2) (R: the mid-surface radius); accurate
+//             keeps 5 D dt / R^2 <= 0.01 (1% in D), stable <= 0.1, over the membrane
+//             species and the smallest compartment kind (any could hold them);
+//   images    in a periodic box, a body's jump in one step (its images) and a pair's
+//             change of separation (the pair tests take the nearest image of the old
+//             positions) must stay below half the edge: kImageSigmas sqrt(2 D dt) <=
+//             edge / 2, D the larger of 2 D (two of the fastest species) and D of the
+//             fastest species plus the fastest compartment (a body and its carrier), so
+//             that no proposal in ~1e15 reaches it.
+inline constexpr double kMembraneStepAccurate = 0.01;
+inline constexpr double kMembraneStepStable = 0.1;
+inline constexpr double kImageSigmas = 8;
+
+// The rule that binds first, and the largest dt it accepts (infinity when none applies).
+struct LargeStepLimit {
+  double dt = std::numeric_limits<double>::infinity();
+  bool membrane = false;  // the membrane rule binds (else the images rule, or none)
+};
+
+// min_edge: the shortest periodic box edge (0: reflective, no images).
+inline LargeStepLimit large_step_max_dt(const std::vector<ContactKind>& kinds, double min_edge,
+                                        DtLimit limit) {
+  LargeStepLimit out;
+  double species = 0, compartments = 0, membrane_d = 0, smallest = -1;
+  for (const ContactKind& k : kinds) {
+    if (k.compartment) {
+      compartments = std::max(compartments, k.diffusion);
+      if (k.mid_radius > 0 && (smallest < 0 || k.mid_radius < smallest)) smallest = k.mid_radius;
+    } else {
+      species = std::max(species, k.diffusion);
+      if (k.membrane) membrane_d = std::max(membrane_d, k.diffusion);
+    }
+  }
+  if (membrane_d > 0 && smallest > 0) {
+    const double bound = limit == DtLimit::accurate ? kMembraneStepAccurate : kMembraneStepStable;
+    out.dt = bound * smallest * smallest / (5 * membrane_d);
+    out.membrane = true;
+  }
+  const double d = std::max(2 * species, species + compartments);
+  if (min_edge > 0 && d > 0) {
+    const double reach = min_edge / (2 * kImageSigmas);
+    const double images = reach * reach / (2 * d);
+    if (images < out.dt) {
+      out.dt = images;
+      out.membrane = false;
+    }
+  }
+  return out;
 }
 
 }  // namespace nestsim::sim
