@@ -4,12 +4,15 @@
 #
 #   bash bench/gpu_check.sh [BASELINE]        BASELINE: the benchmark gate's baseline commit
 #
+# BASE_ARCHIVE=FILE: a tarball of the baseline's tree, for a checkout without git history.
+#
 # In order, each part bounded by what is left of BUDGET seconds (default 540, 9 minutes,
 # the build included):
 #   build       the CUDA backend (Ninja where found, -j cores) with the Python module for
 #               the machine's own python3 and its pybind11, in BUILD (default
 #               /tmp/nestsim-cuda, outside the tree)
-#   ctest       every test but validation and python (TEST_TIMEOUT seconds each, 240)
+#   ctest       every test but validation and python (TEST_TIMEOUT seconds each, 240;
+#               CTEST_JOBS at a time, 4)
 #   python      the Python tests (label python) with that python3, its pybind11 and numpy,
 #               and `pip install .` of the module into a temporary directory (label pip)
 #   gate        the GPU benchmark gate (bench/gpu_gate.py): HEAD's bench_hsx against
@@ -18,7 +21,10 @@
 #   ensemble    members/s of `nestsim ensemble` (tests/ensemble/gpu_throughput.sh): one
 #               GPU with one member at a time and with 8 side by side; with 2 or more
 #               GPUs also every GPU in one process and mpirun -n GPUS, and the speed-ups
-#   validation  the validation suite (bench/gpu_validation.sh), both seeds, in the time left
+#   validation  the validation suite (bench/gpu_validation.sh), both seeds: on one GPU in
+#               the time left at the end; on 2 or more, on the GPUs but the first from the
+#               build's end (the tests, python and the gate use the first), stopping 150 s
+#               before the budget ends so that the ensemble rows have every GPU
 # Prints one summary line per part (also in $OUT/summary.txt); the logs go to
 # $OUT/gpu_check.tgz. Exit status: 0 when every part that ran passed.
 # Where the machine lacks the build's Debian libraries, .gpu/unpack-deps.sh brings them.
@@ -28,8 +34,9 @@ BASELINE=${1:-}
 BUILD=${BUILD:-/tmp/nestsim-cuda}
 BUDGET=${BUDGET:-540}
 TEST_TIMEOUT=${TEST_TIMEOUT:-240}
-# Tests at a time: a GPU test's small systems wait on launches, so several share the GPU.
-CTEST_JOBS=${CTEST_JOBS:-8}
+# Tests at a time: processes on one GPU do not overlap their kernels (the device
+# time-slices between them), so more than a few only wait on each other.
+CTEST_JOBS=${CTEST_JOBS:-4}
 JOBS=${JOBS:-$(nproc)}
 TOP=${OUT:-/tmp/gpu_check}
 LOG=$TOP/gpu_check
@@ -65,8 +72,16 @@ ctest_line() { grep -E "tests passed|tests failed" "$1" | tail -1; }
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU")
 # A subset of the host's GPUs (CUDA_VISIBLE_DEVICES=0: the one-GPU check on a larger host).
 if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
-  ngpu=$(echo "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c .)
+  gpus=$CUDA_VISIBLE_DEVICES
+else
+  gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | paste -sd, -)
 fi
+ngpu=$(echo "$gpus" | tr ',' '\n' | grep -c .)
+first=${gpus%%,*}
+# On 2 or more GPUs the validation suite runs on the others while the tests use the first.
+others=${gpus#*,}
+[ "$ngpu" -ge 2 ] || others=""
+export CUDA_VISIBLE_DEVICES=$first
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c |
          awk '{$1=$1" x"; print}' | paste -sd, -)
 python=$(command -v python3)
@@ -80,6 +95,7 @@ fi
 # --- build -----------------------------------------------------------------------------
 # The gate's baseline bench_hsx, built once outside the tree, beside HEAD's build.
 python3 bench/gpu_gate.py --build-only ${BASELINE:+--baseline "$BASELINE"} --jobs "$JOBS" \
+  ${BASE_ARCHIVE:+--base-archive "$BASE_ARCHIVE"} \
   > "$LOG/gate_build.log" 2>&1 &
 gate_build=$!
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d .)
@@ -107,6 +123,26 @@ if ! timeout "$(left)" cmake --build "$BUILD" -j"$JOBS" > "$LOG/build.log" 2>&1;
   finish
 fi
 summary build ok "$(( $(date +%s) - start )) s at -j$JOBS, $(grep -c 'warning' "$LOG/build.log") warning lines, sm_${arch:-90}"
+
+# --- validation beside the tests, on the other GPUs ------------------------------------
+# validation_result: the summary line of a finished gpu_validation.sh run.
+validation_result() {
+  local rc=$1 budget=$2
+  if [ "$rc" -eq 124 ]; then
+    summary validation FAIL "stopped after $budget s (the time left): $(
+      grep -l 'VALIDATION|' "$LOG"/validation/*.log 2>/dev/null | wc -l) processes had finished a check"
+  else
+    [ "$rc" -eq 0 ] && st=ok || st=FAIL
+    summary validation "$st" "$(grep -E 'processes on|failed' "$LOG/validation.log" | tr '\n' ' ' | cut -c1-200)"
+  fi
+}
+if [ -n "$others" ]; then
+  # The ensemble rows need every GPU at the end: the suite stops 150 s before the budget.
+  vbudget=$(( $(left) - 150 ))
+  CUDA_VISIBLE_DEVICES=$others OUT=$LOG timeout "$vbudget" bash bench/gpu_validation.sh "$BUILD" \
+    > "$LOG/validation.log" 2>&1 &
+  validation_pid=$!
+fi
 
 # --- python: the machine's own python3 --------------------------------------------------
 if ! out_of_time python; then
@@ -144,16 +180,21 @@ if out_of_time gate; then
 elif ! wait "$gate_build"; then
   summary gate FAIL "the baseline's bench_hsx did not build: $(tail -1 "$LOG/gate_build.log")"
 else
-  CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} timeout "$(left)" python3 bench/gpu_gate.py \
+  timeout "$(left)" python3 bench/gpu_gate.py \
     --head-bin "$BUILD/bench/bench_hsx" ${BASELINE:+--baseline "$BASELINE"} > "$LOG/gate.log" 2>&1
   rc=$?
   [ $rc -eq 0 ] && st=ok || st=FAIL
   summary gate "$st" "$(tail -1 "$LOG/gate.log")"
 fi
 
+if [ -n "$others" ]; then
+  wait "$validation_pid"
+  validation_result $? "$vbudget"
+fi
+
 # --- ensemble throughput ---------------------------------------------------------------
 if ! out_of_time ensemble; then
-  JOBS="1 8" timeout "$(left)" bash tests/ensemble/gpu_throughput.sh "$BUILD/nestsim" \
+  JOBS="1 8" CUDA_VISIBLE_DEVICES=$gpus timeout "$(left)" bash tests/ensemble/gpu_throughput.sh "$BUILD/nestsim" \
     > "$LOG/ensemble.log" 2>&1
   rc=$?
   rate() { grep -m1 "$1" "$LOG/ensemble.log" | sed -n 's/.*: *\([0-9.]*\) members\/s/\1/p'; }
@@ -169,19 +210,14 @@ if ! out_of_time ensemble; then
   summary ensemble "$st" "$line"
 fi
 
-# --- the validation suite, in the time left ---------------------------------------------
-budget=$(( $(left) - 15 ))  # a margin for the logs' tarball
-if [ "$budget" -lt 30 ]; then
-  summary validation FAIL "not run: $budget s left of the budget"
-else
-  OUT=$LOG timeout "$budget" bash bench/gpu_validation.sh "$BUILD" > "$LOG/validation.log" 2>&1
-  rc=$?
-  if [ $rc -eq 124 ]; then
-    summary validation FAIL "stopped after $budget s (the time left): $(
-      grep -l 'VALIDATION|' "$LOG"/validation/*.log 2>/dev/null | wc -l) processes had finished a check"
+# --- the validation suite, in the time left (one GPU) -----------------------------------
+if [ -z "$others" ]; then
+  budget=$(( $(left) - 15 ))  # a margin for the logs' tarball
+  if [ "$budget" -lt 30 ]; then
+    summary validation FAIL "not run: $budget s left of the budget"
   else
-    [ $rc -eq 0 ] && st=ok || st=FAIL
-    summary validation "$st" "$(grep -E 'processes on|failed' "$LOG/validation.log" | tr '\n' ' ' | cut -c1-200)"
+    OUT=$LOG timeout "$budget" bash bench/gpu_validation.sh "$BUILD" > "$LOG/validation.log" 2>&1
+    validation_result $? "$budget"
   fi
 fi
 finish

@@ -4,11 +4,14 @@
     bench/gpu_gate.py --head-bin BIN [--base-bin BIN | --work DIR] [--baseline COMMIT]
                       [--sizes 1e6,1e7] [--precisions float,double] [--rounds R]
                       [--repeats K] [--limit X] [--build-only] [--jobs J]
+                      [--base-archive TAR]
 
 The baseline is the commit named in bench/baseline/commit (or --baseline). Its CUDA
 bench_hsx is built from `git archive` of that commit in --work (default
 /tmp/nestsim-gpu-gate/COMMIT), for the GPU's compute capability, and reused after
 (--build-only builds it and exits, so that a script can build it beside HEAD's build).
+Where the checkout has no git history, --base-archive names a tarball of the baseline's
+tree (`git archive COMMIT | xz > base.tar.xz` made elsewhere).
 
 The scenes: exponential radii (bench_hsx's default scene) at volume fractions 0.1 and
 0.3, --sizes bodies, each precision, pairs sorted (hsx) and in any order (hsx-any): the
@@ -47,7 +50,7 @@ def compute_capability():
         return "90"
 
 
-def build_baseline(commit, work, jobs):
+def build_baseline(commit, work, jobs, archive_file=None):
     """bench_hsx of `commit` (CUDA), built once in `work`; returns its path."""
     binary = os.path.join(work, "build", "bench", "bench_hsx")
     if os.access(binary, os.X_OK):
@@ -55,11 +58,15 @@ def build_baseline(commit, work, jobs):
     src = os.path.join(work, "src")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(src)
-    archive = subprocess.run(["git", "-C", ROOT, "archive", commit], capture_output=True)
-    if archive.returncode != 0:
-        die(f"git archive {commit} failed: {archive.stderr.decode().strip()} "
-            "(a shallow clone: git fetch --depth=1 origin COMMIT)")
-    subprocess.run(["tar", "-x", "-C", src], input=archive.stdout, check=True)
+    if archive_file:
+        if subprocess.run(["tar", "-xf", archive_file, "-C", src]).returncode != 0:
+            die(f"cannot unpack {archive_file}")
+    else:
+        archive = subprocess.run(["git", "-C", ROOT, "archive", commit], capture_output=True)
+        if archive.returncode != 0:
+            die(f"git archive {commit} failed: {archive.stderr.decode().strip()} "
+                "(a shallow clone: git fetch --depth=1 origin COMMIT; no history: --base-archive)")
+        subprocess.run(["tar", "-x", "-C", src], input=archive.stdout, check=True)
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     configure = ["cmake", "-S", src, "-B", os.path.join(work, "build"),
                  "-DCMAKE_BUILD_TYPE=Release", "-DNESTSIM_BACKEND=CUDA",
@@ -108,13 +115,14 @@ def main():
     p.add_argument("--limit", type=float, default=1.05)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 4)
     p.add_argument("--build-only", action="store_true")
+    p.add_argument("--base-archive")
     a = p.parse_args()
     commit = a.baseline
     if not commit:
         with open(os.path.join(ROOT, "bench", "baseline", "commit")) as f:
             commit = f.read().split()[0]
     base = a.base_bin or build_baseline(commit, a.work or f"/tmp/nestsim-gpu-gate/{commit[:12]}",
-                                        a.jobs)
+                                        a.jobs, a.base_archive)
     if a.build_only:
         print(f"gpu_gate: baseline {commit[:7]} at {base}")
         return 0
