@@ -1,12 +1,19 @@
 // Bimolecular rate constants (nestsim/io/rates.h): Erban-Chapman's k(lambda) against an
 // independent evaluation and its limits, the inversion kon -> lambda, the diffusion
-// limit, and the molar unit.
+// limit, and the molar unit. The calibrations that hold kon at the run's dt
+// (nestsim/io/kon_calibration.h): Andrews-Bray's step volume against the published
+// values and its two limits, the binding radius, the soft Doi rate against Erban-Chapman
+// and the Boltzmann-weighted ball, and the refusals.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
+#include "nestsim/io/kon_calibration.h"
 #include "nestsim/io/model.h"
+#include "nestsim/io/placement.h"
 #include "nestsim/io/rates.h"
 
 using namespace nestsim;
@@ -155,4 +162,160 @@ TEST_CASE("1 M^-1 s^-1 in model units") {
   const double kon = 1e6 * io::per_molar_second_in_model_units(io::Units{"nm", "us"});
   const double lambda = io::doi_rate_from_kon(kon, 50, 4);
   CHECK(lambda == doctest::Approx(kon / (4.0 / 3 * pi * 64)).epsilon(1e-3));
+}
+
+// --- kon held at the run's dt (nestsim/io/kon_calibration.h) ---------------------
+
+TEST_CASE("Andrews-Bray: F(s) = kon dt / sigma_b^3 against the published values and limits") {
+  // Andrews and Bray (2004), the irreversible reaction's steady state, as tabulated in
+  // Smoldyn's rxnparam.c (yi[], ln s = 3 - 0.2 i; its stated error < 2.4%, mostly at
+  // small s): ln s = -2, -1, 0, 1, 2.
+  struct Published {
+    double ln_s, F;
+  };
+  for (const Published p : {Published{-2, 0.1061375}, Published{-1, 0.668167}, Published{0, 2.7239775},
+                            Published{1, 4.054173}, Published{2, 4.182243}}) {
+    CAPTURE(p.ln_s);
+    CHECK(relative(io::andrews_bray_step_volume_solved(std::exp(p.ln_s)), p.F) < 3e-3);
+  }
+  // s -> 0: Smoluchowski's 4 pi D sigma_b less the overshoot of a Gaussian walk at an
+  // absorbing wall, F = 2 pi s^2 (1 - 0.5826 s) (next order s^2); s -> inf: 4 pi / 3.
+  const double s0 = 0.02;
+  CHECK(relative(io::andrews_bray_step_volume_solved(s0), 2 * pi * s0 * s0 * (1 - 0.5825971579 * s0)) < 1e-3);
+  CHECK(relative(io::andrews_bray_step_volume(20.0), 4 * pi / 3) < 1e-4);
+  CHECK(io::andrews_bray_step_volume(20.0) < 4 * pi / 3);
+  // The table and its extensions against the solver off the table's nodes.
+  for (double ln_s : {-3.33, -0.77, 0.55}) {
+    CAPTURE(ln_s);
+    CHECK(relative(io::andrews_bray_step_volume(std::exp(ln_s)), io::andrews_bray_step_volume_solved(std::exp(ln_s))) <
+          2e-5);
+  }
+  // Increasing in s.
+  double previous = 0;
+  for (double e = -7; e <= 5; e += 0.05) {
+    const double F = io::andrews_bray_step_volume(std::exp(e));
+    CHECK(F > previous);
+    previous = F;
+  }
+  CHECK_THROWS_AS(io::andrews_bray_step_volume(0), std::domain_error);
+}
+
+TEST_CASE("Andrews-Bray: the binding radius gives kon back at any dt") {
+  const double D = 20;  // nm^2/us: two proteins of 10 um^2/s
+  for (double kon_molar : {1e6, 1e8, 1e9})
+    for (double dt : {1e-4, 0.01, 0.1, 1.0, 10.0}) {
+      const double kon = kon_molar * io::per_molar_second_in_model_units(io::Units{"nm", "us"});
+      const double sb = io::andrews_bray_binding_radius(kon, D, dt);
+      const double s = std::sqrt(2 * D * dt) / sb;
+      CAPTURE(kon_molar);
+      CAPTURE(dt);
+      CHECK(relative(io::andrews_bray_step_volume(s) * sb * sb * sb, kon * dt) < 1e-9);
+    }
+  // Small steps: sigma_b -> kon / (4 pi D) (Smoluchowski); large: (3 kon dt / 4 pi)^(1/3).
+  CHECK(relative(io::andrews_bray_binding_radius(100, 20, 1e-9), 100 / (4 * pi * 20)) < 1e-3);
+  CHECK(relative(io::andrews_bray_binding_radius(1, 20, 1e4), std::cbrt(3e4 / (4 * pi))) < 1e-3);
+  CHECK(io::andrews_bray_binding_radius(1, 0, 2) == doctest::Approx(std::cbrt(6 / (4 * pi))).epsilon(1e-14));
+  CHECK_THROWS_AS(io::andrews_bray_binding_radius(0, 20, 1), std::domain_error);
+  CHECK_THROWS_AS(io::andrews_bray_binding_radius(1, 20, 0), std::domain_error);
+}
+
+TEST_CASE("soft contacts: the Doi rate with the repulsion inside the reaction ball") {
+  // No repulsion: Erban-Chapman exactly.
+  for (double lambda : {1e-3, 0.3, 30.0, 3e3})
+    CHECK(relative(io::soft_doi_rate(lambda, 20, 5, 5, 0), io::erban_chapman_rate(lambda, 20, 5)) < 1e-9);
+  // Reaction-limited (lambda -> 0): k = lambda int_ball e^{-U} dV, U = k_r / 2 (5 - r)^2,
+  // by an independent quadrature (Simpson, 2e4 intervals).
+  const double lambda = 1e-7, stiffness = 1, contact = 5, R = 5;
+  double weighted = 0;
+  const int n = 20000;
+  for (int i = 0; i <= n; ++i) {
+    const double r = R * i / n, u = 0.5 * stiffness * (contact - r) * (contact - r);
+    weighted += (i == 0 || i == n ? 1 : i % 2 ? 4 : 2) * 4 * pi * r * r * std::exp(-u);
+  }
+  weighted *= R / n / 3;
+  CHECK(relative(io::soft_doi_rate(lambda, 20, R, contact, stiffness), lambda * weighted) < 1e-5);
+  // Issue 46's measurement: A, B of radius 2.5 nm, D = 20 nm^2/us, kon 1e8 /M/s at radius
+  // 5 with repulsion 1 ran at 0.58 +- 0.03 of kon with the force-free Doi rate; the
+  // equation predicts 0.589.
+  const double kon = 1e8 * io::per_molar_second_in_model_units(io::Units{"nm", "us"});
+  const double ratio = io::soft_doi_rate(io::doi_rate_from_kon(kon, 20, 5), 20, 5, 5, 1) / kon;
+  CHECK(std::fabs(ratio - 0.58) < 0.03);
+  // The inverse gives kon back; the diffusion limit is 4 pi D R whatever U.
+  for (double k : {0.1, 166.0, 1000.0}) {
+    const double l = io::doi_rate_for_kon_soft(k, 20, 5, 5, 1);
+    CHECK(relative(io::soft_doi_rate(l, 20, 5, 5, 1), k) < 1e-9);
+    CHECK(l > io::doi_rate_from_kon(k, 20, 5));
+  }
+  CHECK_THROWS_AS(io::doi_rate_for_kon_soft(4 * pi * 20 * 5, 20, 5, 5, 1), std::domain_error);
+}
+
+namespace {
+
+std::string pair_model(const std::string& contacts, double dt, const std::string& kon,
+                       const std::string& diffusion = "10", const std::string& boundary = "periodic") {
+  return "nestsim: 1\nunits: {length: nm, time: us}\nbox: {size: [100, 100, 100], boundary: " + boundary +
+         "}\n"
+         "simulation: {dt: " + std::to_string(dt) + ", steps: 10, dt_limit: stable}\n"
+         "species:\n  A: {radius: 2.5, diffusion: " + diffusion + "}\n  B: {radius: 2.5, diffusion: " +
+         diffusion + "}\n"
+         "  C: {radius: 2.5, diffusion: " + diffusion + "}\n"
+         "interactions: {contacts: " + contacts + ", repulsion: 1}\n"
+         "place:\n  - {species: A, at: [50, 50, 50]}\n"
+         "reactions:\n  - {name: bind, rule: A + B -> C, kon: " + kon + ", radius: 5}\n";
+}
+
+}  // namespace
+
+TEST_CASE("a kon rule: calibrated for its contact model, refused where dt cannot hold it") {
+  const double kon = 1e8 * io::per_molar_second_in_model_units(io::Units{"nm", "us"});
+  {  // soft: the Doi rate at the written radius
+    const io::Model m = io::parse_model(pair_model("soft", 0.002, "1e8 /M/s"), "m.yaml");
+    const io::KonRule k = io::calibrate_rule(m.reactions[0], m);
+    CHECK(!k.every_pair);
+    CHECK(k.radius == 5);
+    CHECK(relative(io::soft_doi_rate(k.rate, 20, 5, 5, 1), kon) < 1e-9);
+    CHECK(io::make_setup(m).contact_exempt.empty());
+  }
+  for (const char* contacts : {"none", "hard"}) {  // Andrews-Bray at the run's dt
+    CAPTURE(contacts);
+    const io::Model m = io::parse_model(pair_model(contacts, 0.5, "1e8 /M/s"), "m.yaml");
+    const io::KonRule k = io::calibrate_rule(m.reactions[0], m);
+    CHECK(k.every_pair);
+    CHECK(std::isinf(k.rate));
+    CHECK(k.radius == doctest::Approx(io::andrews_bray_binding_radius(kon, 20, 0.5)).epsilon(1e-12));
+    const nestsim::sim::Setup s = io::make_setup(m);
+    CHECK(s.reactions[0].radius == k.radius);
+    if (std::string(contacts) == "hard") {
+      // A and B meet as points; every other pair excludes.
+      REQUIRE(s.contact_exempt.size() == 9);
+      CHECK(s.contact_exempt == std::vector<uint8_t>{0, 1, 0, 1, 0, 0, 0, 0, 0});
+    } else {
+      CHECK(s.contact_exempt.empty());
+    }
+  }
+  // none, slow reactants (D = 0.02 nm^2/us), kon 1e10 /M/s: even the smallest binding
+  // radius, Smoluchowski's kon / (4 pi D) = 66 um, does not fit the box of 100 nm.
+  CHECK_THROWS_WITH_AS(io::parse_model(pair_model("none", 100, "1e10 /M/s", "0.01"), "m.yaml"),
+                       doctest::Contains("m.yaml:13:41: reactions[0].kon: kon 1e+10 /M/s = 16605.4 nm^3/us "
+                                         "needs a binding radius of at least kon / (4 pi D) = 66070.8 nm at any dt"),
+                       nestsim::io::ModelError);
+  // none, D = 0.2 nm^2/us, kon 7e7 /M/s at 1 ms in a reflective box (no periodic image
+  // limits dt): kon / (4 pi D) = 46 nm fits, but sigma_b grows with dt past 50 nm; the
+  // largest dt gives a ball of the box's width.
+  const double slow = 7e7 * io::per_molar_second_in_model_units(io::Units{"nm", "us"});
+  try {
+    io::parse_model(pair_model("none", 1000, "7e7 /M/s", "0.1", "reflective"), "m.yaml");
+    FAIL("accepted");
+  } catch (const nestsim::io::ModelError& e) {
+    const std::string what = e.what();
+    CAPTURE(what);
+    CHECK(what.find("m.yaml:13:41: reactions[0].kon") != std::string::npos);
+    CHECK(what.find("the largest dt is ") != std::string::npos);
+    const double largest = std::stod(what.substr(what.find("the largest dt is ") + 18));
+    CHECK(largest < 1000);
+    CHECK(2 * io::andrews_bray_binding_radius(slow, 0.2, largest) == doctest::Approx(100).epsilon(1e-4));
+  }
+  // soft at a step whose probability lambda dt exceeds the bound.
+  CHECK_THROWS_WITH_AS(io::parse_model(pair_model("soft", 0.2, "5e8 /M/s"), "m.yaml"),
+                       doctest::Contains("lambda dt must stay <= 0.05"), nestsim::io::ModelError);
 }

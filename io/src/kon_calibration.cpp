@@ -251,7 +251,9 @@ double largest_dt_for_kon(const ReactionSpec& x, const Model& m, double min_box)
   if (!x.kon || !(*x.kon > 0)) return std::numeric_limits<double>::infinity();
   const double D = reactant_diffusion(x, m);
   if (m.contacts == sim::Contacts::soft) return kMaxDoiStepProbability / calibrate_rule(x, m).rate;
-  // sigma_b grows with dt: bisection in ln dt for 2 sigma_b = min_box.
+  // sigma_b grows with dt from Smoluchowski's kon / (4 pi D) (dt -> 0): none fits when
+  // that does not; else bisection in ln dt for 2 sigma_b = min_box.
+  if (!(2 * *x.kon / (4 * pi * D) < min_box)) return 0;
   double lo = std::log(1e-30), hi = std::log(1e30);
   for (int i = 0; i < 200 && hi - lo > 1e-10; ++i) {
     const double mid = 0.5 * (lo + hi);

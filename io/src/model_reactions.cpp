@@ -338,11 +338,16 @@ void check_kon(const Reader& r, const Model& m, const ReactionSpec& x, const std
        << "lambda dt must stay <= " << kMaxDoiStepProbability << " to hold kon: simulation.dt "
        << m.dt << " " << m.units.time << " is too large; the largest dt is " << largest << " "
        << m.units.time;
-  else
+  else if (largest > 0)
     os << " needs the binding radius " << andrews_bray_binding_radius(kon, D, m.dt) << " " << len
        << " at simulation.dt " << m.dt << " " << m.units.time
        << " (Andrews-Bray), whose ball does not fit the box (2 x radius < " << min_box << " "
        << len << "); the largest dt is " << largest << " " << m.units.time;
+  else
+    os << " needs a binding radius of at least kon / (4 pi D) = " << kon / (4 * pi * D) << " " << len
+       << " at any dt (D = D_A + D_B = " << D << " " << len << "^2/" << m.units.time
+       << "; Andrews-Bray), whose ball does not fit the box (2 x radius < " << min_box << " "
+       << len << "): no dt holds it; lower kon, or raise the reactants' diffusion coefficients";
   r.fail(at, key + ".kon", os.str());
 }
 
