@@ -256,6 +256,11 @@ struct AcceptContact {
     }
     return -1;
   }
+  NESTSIM_HD double length(int32_t b) const {
+    double s = 0;
+    NESTSIM_AXES(k, v.dim) s += v.move[k][b] * v.move[k][b];
+    return std::sqrt(s);
+  }
   // Do i and j overlap at separation d = x_i - x_j?
   NESTSIM_HD bool overlap(uint32_t i, uint32_t j, const double* d) const {
     const double d2 = v.norm2(d);
@@ -281,6 +286,14 @@ struct AcceptContact {
       if (ni > kContactMovers || nj > kContactMovers) continue;
       double d0[3] = {0, 0, 0};
       v.delta(v.x, i, j, d0);
+      // Most listed pairs (the skin's) are further apart than their moves can close.
+      const bool nested = (v.compartment[j] && v.contains(j, i)) || (v.compartment[i] && v.contains(i, j));
+      if (!nested) {
+        double reach = v.radius[i] + v.radius[j];
+        for (int a = 0; a < ni; ++a) reach += length(mi[a]);
+        for (int b = 0; b < nj; ++b) reach += length(mj[b]);
+        if (v.norm2(d0) > reach * reach) continue;
+      }
       bool conflict = false;
       const unsigned combos = 1u << (ni + nj);
       for (unsigned s = 1; s < combos && !conflict; ++s) {

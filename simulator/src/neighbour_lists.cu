@@ -49,11 +49,21 @@ struct LivePair {
 };
 
 // The default skin: 32 sqrt(2 D_max dt), measured on the default model (16 rebuilt
-// every other step, 64 made the lists too long; docs/perf-log.md).
+// every other step, 64 made the lists too long; docs/perf-log.md). Where steps are long
+// against the smallest species (hard or no contacts at large dt), lists are rebuilt at
+// nearly every step whatever the skin, and their size grows as (2 r + skin)^3: there the
+// skin is at most the larger of 12 steps (what keep_valid asks for at the largest of
+// ~1e6 proposals, with room) and 8 radii of the smallest species.
 double default_skin(const Setup& setup) {
-  double dmax = 0;
-  for (const Kind& k : setup.kinds) dmax = std::max(dmax, k.diffusion);
-  return 32.0 * std::sqrt(2.0 * dmax * setup.dt);
+  double dmax = 0, rmin = 0;
+  for (const Kind& k : setup.kinds) {
+    dmax = std::max(dmax, k.diffusion);
+    if (!k.compartment && (rmin == 0 || k.radius < rmin)) rmin = k.radius;
+  }
+  const double step = std::sqrt(2.0 * dmax * setup.dt);
+  const double skin = 32.0 * step;
+  if (!(rmin > 0)) return skin;
+  return std::min(skin, std::max(12.0 * step, 8.0 * rmin));
 }
 
 }  // namespace
