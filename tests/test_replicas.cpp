@@ -17,10 +17,17 @@ using namespace nestsim;
 
 namespace {
 
-// The default model: reactions, budding and fusion change the bodies, their parents and
-// membranes between frames, so a copy that saw another's state would differ.
-sim::Setup default_setup() {
-  return io::make_setup(io::load_model(NESTSIM_SOURCE_DIR "/models/default.yaml"));
+// The default model with seeds 40, 41, ... (placement and noise): reactions, budding and
+// fusion change the bodies, their parents and membranes between frames, so a copy that
+// saw another's state would differ.
+std::vector<sim::Setup> default_setups(int count) {
+  io::Model model = io::load_model(NESTSIM_SOURCE_DIR "/models/default.yaml");
+  std::vector<sim::Setup> out;
+  for (int r = 0; r < count; ++r) {
+    model.seed = 40 + uint64_t(r);
+    out.push_back(io::make_setup(model));
+  }
+  return out;
 }
 
 template <class T>
@@ -47,9 +54,7 @@ void check_same(const sim::Frame& a, const sim::Frame& b) {
 TEST_CASE("replicas side by side are their separate runs, bit for bit") {
   const int count = 4;
   const uint64_t steps = 150;
-  const auto setups = sim::replica_setups(default_setup(), count);
-  REQUIRE(setups.size() == std::size_t(count));
-  CHECK(setups[3].seed == setups[0].seed + 3);
+  const auto setups = default_setups(count);
 
   std::vector<sim::Frame> separate;
   for (const auto& s : setups) {
@@ -97,7 +102,7 @@ TEST_CASE("for_each_replica runs every index once and rethrows the lowest failur
 }
 
 TEST_CASE("a replica whose setup is invalid is reported") {
-  auto setups = sim::replica_setups(default_setup(), 3);
+  auto setups = default_setups(3);
   setups[1].dt = -1;
   CHECK_THROWS_AS(sim::Replicas(setups, {}, 3), std::invalid_argument);
 }

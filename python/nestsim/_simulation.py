@@ -9,7 +9,8 @@ from ._progress import make_bar
 class Simulation:
     """A run of a model, as `nestsim run` does it.
 
-    Simulation(model, seed=None, output=None, force=False, collision=None, steps=None)
+    Simulation(model, seed=None, output=None, force=False, collision=None, steps=None,
+               replicas=None, workers=None)
 
     model      a nestsim.Model, or the path of a model file
     seed       the random seed (default: the model's simulation.seed)
@@ -22,17 +23,38 @@ class Simulation:
                model's)
     steps      the run's total steps, what run() goes to by default (default: the
                model's simulation.steps)
+    replicas   R independent copies of the model stepped together (default: one, no
+               copies): replica r is the run with seed + r, bit for bit, and the copies
+               run side by side on threads (on a GPU each on its own stream, so that
+               small models fill the device). frames() gives every copy's state,
+               frame(replica=r) one. No trajectory is written (output must be None; an
+               ensemble with files is `nestsim ensemble`).
+    workers    replicas run at a time (default: 8 on a GPU, one per core on a CPU)
 
     Simulation.resume(path) continues a trajectory from its last frame.
     """
 
     def __init__(self, model, seed=None, output=None, force=False, collision=None,
-                 steps=None, _core_simulation=None):
+                 steps=None, replicas=None, workers=None, _core_simulation=None):
+        self._replicas = None
         if _core_simulation is not None:
             self._sim = _core_simulation
             return
         if isinstance(model, (str, os.PathLike)):
             model = _core.Model.load(os.fspath(model))
+        if replicas is not None:
+            if isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1:
+                raise ValueError("replicas must be a whole number >= 1, not %r" % (replicas,))
+            if output is not None:
+                raise ValueError("output= writes one trajectory; replicas are not written "
+                                 "(nestsim ensemble runs copies with a trajectory each)")
+            if workers is not None and (not isinstance(workers, int) or workers < 1):
+                raise ValueError("workers must be a whole number >= 1, not %r" % (workers,))
+            self._sim = _core.Replicas(model, seed, replicas, collision, steps, workers or 0)
+            self._replicas = replicas
+            return
+        if workers is not None:
+            raise ValueError("workers= is for replicas=")
         if output is not None:
             output = os.fspath(output)
         self._sim = _core.Simulation(model, seed, output, force, collision, steps)
@@ -82,7 +104,12 @@ class Simulation:
 
     @property
     def output(self):
-        return self._sim.output or None
+        return None if self._replicas else (self._sim.output or None)
+
+    @property
+    def replicas(self):
+        """The number of copies (1 for a Simulation without replicas=)."""
+        return self._replicas or 1
 
     @property
     def box(self):
@@ -102,30 +129,45 @@ class Simulation:
 
     @property
     def rejected_moves(self):
+        """Moves rejected by the impermeability tests (with replicas: a list, per copy)."""
         return self._sim.rejected_moves
 
-    def frame(self, slots=False):
+    def _raw_frame(self, replica):
+        if self._replicas:
+            return self._sim.frame(replica)
+        if replica != 0:
+            raise IndexError("replica %r of 1 (a Simulation without replicas=)" % (replica,))
+        return self._sim.frame()
+
+    def frame(self, slots=False, replica=0):
         """The state now (nestsim.Frame: numpy arrays over the bodies present; with
-        slots=True over every slot, empty ones with id -1)."""
-        return Frame(self._sim.frame(), self._sim.kinds, slots)
+        slots=True over every slot, empty ones with id -1); with replicas, that of copy
+        `replica`."""
+        return Frame(self._raw_frame(replica), self._sim.kinds, slots)
 
-    def counts(self):
+    def frames(self, slots=False):
+        """Every copy's state now, a list of nestsim.Frame (one without replicas=)."""
+        raw = self._sim.frames() if self._replicas else [self._sim.frame()]
+        return [Frame(d, self._sim.kinds, slots) for d in raw]
+
+    def counts(self, replica=0):
         """Bodies by kind and location now: {kind: {"outside" | "in K" | "on K": n}}."""
-        return self.frame().counts()
+        return self.frame(replica=replica).counts()
 
-    def count_table(self):
+    def count_table(self, replica=0):
         """Bodies by kind and location now: (int array (kinds, locations), location
         names)."""
-        return self.frame().count_table(), location_names(self._sim.kinds)
+        return self.frame(replica=replica).count_table(), location_names(self._sim.kinds)
 
-    def events(self):
+    def events(self, replica=0):
         """Events of each reaction rule since step 0: {rule: count}."""
-        raw = self._sim.frame()["reaction_events"]
+        raw = self._raw_frame(replica)["reaction_events"]
         return {name: int(n) for name, n in zip(self._sim.reactions, raw)}
 
     def close(self):
         """Ends the trajectory with the state reached and closes it."""
-        self._sim.close()
+        if not self._replicas:
+            self._sim.close()
 
     def __enter__(self):
         return self
@@ -134,5 +176,8 @@ class Simulation:
         self.close()
 
     def __repr__(self):
+        if self._replicas:
+            return "<nestsim.Simulation step %d of %d, %d replicas>" % (
+                self.step, self.steps, self._replicas)
         return "<nestsim.Simulation step %d of %d, %s>" % (
             self.step, self.steps, "trajectory " + self.output if self.output else "no output")

@@ -22,6 +22,10 @@
 #error "pybind11 older than 2.11 does not support Python 3.12 or newer"
 #endif
 
+namespace nestsim::sim {
+struct Frame;
+}
+
 namespace nestsim::python {
 
 namespace py = pybind11;
@@ -29,7 +33,11 @@ namespace py = pybind11;
 // Registers nestsim._core's classes and functions.
 void bind_model(py::module_& m);
 void bind_simulation(py::module_& m);
+void bind_replicas(py::module_& m);
 void bind_pairs(py::module_& m);
+
+// Every slot of a frame as a dict of numpy arrays (simulation_binding.cpp).
+py::dict frame_to_dict(const sim::Frame& f);
 
 // A file that cannot be written (check_output_path, H5mdWriter): raised as OSError.
 class OutputError : public std::runtime_error {

@@ -73,5 +73,6 @@ PYBIND11_MODULE(_core, m) {
   bind_host_array(m);
   bind_model(m);
   bind_simulation(m);
+  bind_replicas(m);
   bind_pairs(m);
 }

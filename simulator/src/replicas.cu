@@ -14,20 +14,24 @@
 namespace nestsim::sim {
 namespace {
 
+#if defined(NESTSIM_BACKEND_CUDA)
 // Replicas a GPU runs at a time by default: each host thread keeps one copy's chain of
-// launches going; 8 overlap enough of the device's idle time between a small model's
-// launches without more threads than a GPU host's cores.
+// launches going, and 8 fill the device's idle time between a small model's launches
+// without more threads than a GPU host's cores.
 constexpr int kGpuReplicaWorkers = 8;
 
 int cores() { return std::max(1, int(std::thread::hardware_concurrency())); }
+#endif
 
 }  // namespace
 
 int default_replica_workers() {
 #if defined(NESTSIM_BACKEND_CUDA)
   return std::min(kGpuReplicaWorkers, cores());
+#elif defined(_OPENMP)
+  return std::max(1, omp_get_max_threads());  // the process's threads (OMP_NUM_THREADS)
 #else
-  return cores();
+  return 1;
 #endif
 }
 
@@ -99,12 +103,6 @@ std::vector<Frame> Replicas::frames() const {
   std::vector<Frame> out(sims_.size());
   for_each_replica(size(), [&](int r) { out[std::size_t(r)] = sims_[std::size_t(r)]->frame(); },
                    workers_);
-  return out;
-}
-
-std::vector<Setup> replica_setups(const Setup& setup, int count) {
-  std::vector<Setup> out(std::size_t(std::max(0, count)), setup);
-  for (int r = 0; r < count; ++r) out[std::size_t(r)].seed = setup.seed + uint64_t(r);
   return out;
 }
 

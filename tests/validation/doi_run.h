@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "doi.h"
+#include "nestsim/sim/replicas.h"
 #include "nestsim/sim/simulation.h"
 #include "sim_helpers.h"
 #include "stats.h"
@@ -57,15 +58,19 @@ struct DoiRun {
     const double per_trap = double(n_a) / volume *
                             (doi_integrated_rate(lambda, D, sigma, double(steps2) * dt) -
                              doi_integrated_rate(lambda, D, sigma, double(steps1) * dt));
-    Mean per_replica;
-    Outcome out;
-    for (int rep = 0; rep < replicas; ++rep) {
+    // The replicas side by side (nestsim/sim/replicas.h), summed in replica order.
+    std::vector<double> counts(static_cast<std::size_t>(replicas));
+    nestsim::sim::for_each_replica(replicas, [&](int rep) {
       const uint64_t rs = stream(seed, 1000 + uint64_t(rep));
       nestsim::sim::Simulation sim(setup(rs));
       sim.run(steps1);
       const uint64_t before = sim.frame().reaction_events.at(0);
       sim.run(steps2 - steps1);
-      const double n = double(sim.frame().reaction_events.at(0) - before);
+      counts[std::size_t(rep)] = double(sim.frame().reaction_events.at(0) - before);
+    });
+    Mean per_replica;
+    Outcome out;
+    for (const double n : counts) {
       per_replica.add(n);
       out.counted += n;
     }

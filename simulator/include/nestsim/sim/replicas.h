@@ -24,8 +24,8 @@
 namespace nestsim::sim {
 
 // Host threads that run replicas at a time by default: on the GPU enough to keep the
-// device busy while each thread waits on its own launches (8 measured on the validation
-// suite's small systems), on the CPU one per core.
+// device busy while each thread waits on its own launches, at most one per core; on the
+// CPU the process's OpenMP threads (OMP_NUM_THREADS), one copy on each.
 int default_replica_workers();
 
 // body(r) for r in [0, count), on up to `workers` host threads (0: the default), each on
@@ -34,8 +34,8 @@ int default_replica_workers();
 // threw is rethrown.
 void for_each_replica(int count, const std::function<void(int)>& body, int workers = 0);
 
-// R simulations advanced together. setups[r] is replica r's setup (normally one model
-// with seeds seed, seed + 1, ...: replica_setups()).
+// R simulations advanced together; setups[r] is replica r's setup (normally the setups
+// of one model with the seeds seed, seed + 1, ..., each placed with its own seed).
 class Replicas {
  public:
   explicit Replicas(const std::vector<Setup>& setups, const SimulationOptions& options = {},
@@ -55,8 +55,5 @@ class Replicas {
   std::vector<std::unique_ptr<Simulation>> sims_;
   int workers_ = 1;
 };
-
-// `count` copies of `setup`, replica r with seed setup.seed + r.
-std::vector<Setup> replica_setups(const Setup& setup, int count);
 
 }  // namespace nestsim::sim
