@@ -138,6 +138,7 @@ struct SetAnchor {
     for (int a = 0; a < 3; ++a) c.centre[anchor][a] = double(largest[k].x[a]);
     c.lo[anchor] = DBL_MAX;  // no members until SetHull: skipped by every walker
     c.hi[anchor] = -DBL_MAX;
+    c.begin[anchor] = c.wide[anchor] = c.end[anchor] = 0;
     if (anchor == 0) {
       c.largest = largest[k].r;
       c.smallest = largest[k].smallest;
@@ -263,9 +264,14 @@ struct ShellSortKey {
   }
 };
 
-// After the sort: each anchor's hull of intervals, reduced by (bucket, anchor) (the sort
-// key >> kAnchorShift), so that a walker skips an anchor whose members' intervals all
-// miss its own without a search.
+// After the sort: each anchor's hull of intervals and its members' sorted positions,
+// reduced by (bucket, anchor) (the sort key >> kAnchorShift), so that a walker skips an
+// anchor whose members' intervals all miss its own without a search, and searches only
+// the anchor's own positions.
+struct HullSpan {
+  RadialInterval k;
+  uint32_t begin, wide, end;  // wide: the first wide member's position, or ~0u: none
+};
 template <class Real>
 struct HullOf {
   SortedBodies<Real> s;
@@ -274,14 +280,16 @@ struct HullOf {
   uint64_t offset;
   uint32_t first;
   const uint64_t* keys;
-  NESTSIM_HD RadialInterval operator()(uint32_t k) const {
+  NESTSIM_HD HullSpan operator()(uint32_t k) const {
     const uint32_t t = first + k;
     const ShellCell& c = cells[(keys[k] >> 32) - offset];
-    if (!(c.cap >= 0)) return {0, 0};  // keys[k] > 0 only in shell cells
+    if (!(c.cap >= 0)) return {{0, 0}, t, ~0u, t + 1};  // keys[k] > 0 only in shell cells
     Real x[3] = {0, 0, 0};
     const Real r = s.load(t, x);
-    return radial_interval(space, x, r, s.thickness(t),
-                           c.centre[uint32_t(keys[k]) >> kAnchorShift]);
+    const uint32_t low = uint32_t(keys[k]);
+    const bool wide = (low & kShellWideLow) == kShellWideLow;
+    return {radial_interval(space, x, r, s.thickness(t), c.centre[low >> kAnchorShift]), t,
+            wide ? t : ~0u, t + 1};
   }
 };
 struct HullKey {
@@ -289,13 +297,16 @@ struct HullKey {
   NESTSIM_HD uint64_t operator()(uint32_t k) const { return keys[k] >> kAnchorShift; }
 };
 struct MergeHull {
-  NESTSIM_HD RadialInterval operator()(const RadialInterval& a, const RadialInterval& b) const {
-    return {b.lo < a.lo ? b.lo : a.lo, b.hi > a.hi ? b.hi : a.hi};
+  NESTSIM_HD HullSpan operator()(const HullSpan& a, const HullSpan& b) const {
+    return {{b.k.lo < a.k.lo ? b.k.lo : a.k.lo, b.k.hi > a.k.hi ? b.k.hi : a.k.hi},
+            b.begin < a.begin ? b.begin : a.begin,
+            b.wide < a.wide ? b.wide : a.wide,
+            b.end > a.end ? b.end : a.end};
   }
 };
 struct SetHull {
-  const uint64_t* hull_keys;  // bucket << 3 | anchor
-  const RadialInterval* hull;
+  const uint64_t* hull_keys;  // bucket << kOrderShift | anchor
+  const HullSpan* hull;
   ShellCell* cells;
   uint64_t offset;
   uint64_t cell_count;
@@ -305,8 +316,12 @@ struct SetHull {
     ShellCell& c = cells[bucket - offset];
     if (!(c.cap >= 0)) return;
     const uint32_t a = uint32_t(hull_keys[k] & ((1u << kOrderShift) - 1));
-    c.lo[a] = hull[k].lo;
-    c.hi[a] = hull[k].hi;
+    const HullSpan& h = hull[k];
+    c.lo[a] = h.k.lo;
+    c.hi[a] = h.k.hi;
+    c.begin[a] = h.begin;
+    c.end[a] = h.end;
+    c.wide[a] = h.wide < h.end ? h.wide : h.end;
   }
 };
 

@@ -72,6 +72,9 @@ constexpr uint32_t kShellAnchors = 16;
 struct ShellCell {
   double centre[kShellAnchors][3];
   double lo[kShellAnchors], hi[kShellAnchors];  // the hull of each anchor's intervals
+  // Each anchor's members: sorted positions [begin, end), the wide ones from `wide` on
+  // (the walks' searches run within an anchor's part of the cell, not the whole cell).
+  uint32_t begin[kShellAnchors], wide[kShellAnchors], end[kShellAnchors];
   uint32_t anchors;
   double largest;   // the first anchor's radius
   double smallest;  // the cell's smallest member's radius

@@ -42,8 +42,7 @@ struct ShellCut {
       const ShellCell& c = cells[cell];
       if (c.cap >= 0) {
         if (run < t) body.range(run, t);
-        for (uint32_t a = 0; a < c.anchors; ++a)
-          cut(c, a, start[cell], start[cell + 1], t, cell_end);
+        for (uint32_t a = 0; a < c.anchors; ++a) cut(c, a, t, cell_end);
         run = cell_end;
       }
       t = cell_end;
@@ -51,24 +50,20 @@ struct ShellCut {
     if (run < end) body.range(run, end);
   }
 
-  // Anchor a's members of cell [cs, ce) within [t, end) whose intervals may meet the
-  // walker's: starts in [K_lo - cap, K_hi] (widened by the slack), and the wide ones.
-  NESTSIM_HD void cut(const ShellCell& c, uint32_t a, uint32_t cs, uint32_t ce, uint32_t t,
-                      uint32_t end) {
+  // Anchor a's members within [t, end) whose intervals may meet the walker's: starts in
+  // [K_lo - cap, K_hi] (widened by the slack), and the wide ones.
+  NESTSIM_HD void cut(const ShellCell& c, uint32_t a, uint32_t t, uint32_t end) {
     const RadialInterval k = radial_interval(space, x, r, q, c.centre[a]);
     if (c.lo[a] > k.hi + slack || c.hi[a] < k.lo - slack) return;  // none can meet it
     const double hi = k.hi + slack;
     const uint32_t base = a << kAnchorShift;
     const uint32_t key_lo = base | (shell_order(k.lo - c.cap - slack) >> kOrderShift);
     const uint32_t key_hi = base | (hi == hi ? shell_order(hi) >> kOrderShift : kShellOrderMax);
-    const uint32_t from = first_above(cs, ce, key_lo, true);
-    const uint32_t to = first_above(from, ce, key_hi, false);
-    const uint32_t wide = first_above(to, ce, base | kShellOrderMax, false);
-    const uint32_t next = a + 1 < kShellAnchors
-                              ? first_above(wide, ce, (a + 1) << kAnchorShift, true)
-                              : ce;
+    const uint32_t wide = c.wide[a];
+    const uint32_t from = first_above(c.begin[a], wide, key_lo, true);
+    const uint32_t to = first_above(from, wide, key_hi, false);
     emit(from, to, t, end);
-    emit(wide, next, t, end);
+    emit(wide, c.end[a], t, end);
   }
   NESTSIM_HD void emit(uint32_t from, uint32_t to, uint32_t t, uint32_t end) {
     if (from < t) from = t;
@@ -104,7 +99,7 @@ struct ShellCells {
   thrust::device_vector<uint64_t> keys, segment_keys;
   thrust::device_vector<Largest<Real>> largest;
   thrust::device_vector<Spread> spread;
-  thrust::device_vector<RadialInterval> hull;
+  thrust::device_vector<HullSpan> hull;
   thrust::device_vector<uint32_t> order;               // the sort's permutation
   thrust::device_vector<uint8_t> served;               // MarkServed's, by position - first
   thrust::device_vector<BodyRecord<Real>> moved;       // the records in their new order
