@@ -8,12 +8,14 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "commands.h"
+#include "data_dir.h"
 #include "ensemble_spec.h"
 #include "frame_output.h"
 #include "nestsim/io/h5md.h"
@@ -174,19 +176,12 @@ RunArgs parse(const std::vector<std::string>& args) {
   return r;
 }
 
+// models/default.yaml of the program's data (data_dir.h).
 std::string default_model() {
-  std::vector<std::string> candidates = {std::string(NESTSIM_MODELS_DIR) + "/default.yaml"};
-  char exe[4096];
-  const ssize_t len = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (len > 0) {
-    std::string dir(exe, std::size_t(len));
-    dir = dir.substr(0, dir.rfind('/'));
-    candidates.push_back(dir + "/../../models/default.yaml");
-    candidates.push_back(dir + "/../share/nestsim/models/default.yaml");
-  }
-  for (const auto& c : candidates)
-    if (::access(c.c_str(), R_OK) == 0) return c;
-  throw std::runtime_error("the default model (models/default.yaml) was not found; give a model file");
+  const std::filesystem::path model = find_data("models/default.yaml");
+  if (model.empty())
+    throw std::runtime_error("the default model (models/default.yaml) was not found; give a model file");
+  return model.string();
 }
 
 std::string clock(double seconds) {
@@ -233,13 +228,6 @@ class Progress {
 
 uint64_t live_bodies(const sim::Frame& f) {
   return uint64_t(std::count_if(f.id.begin(), f.id.end(), [](int64_t id) { return id >= 0; }));
-}
-
-// The writer checks the disk's room before each frame; NESTSIM_H5MD_ROOM_CHECK=0 turns
-// that off so that tests reach the take-back of a failed write (tests/test_run_faults).
-bool room_check() {
-  const char* knob = std::getenv("NESTSIM_H5MD_ROOM_CHECK");
-  return !(knob && std::string(knob) == "0");
 }
 
 // The run's summary on standard output: speed, time by phase, output.
@@ -352,7 +340,6 @@ int fresh_run(const RunArgs& a) {
                  "nestsim: %s is kept until this run ends; the new trajectory is written to "
                  "%s and replaces it then\n",
                  out.c_str(), writer.file_written().c_str());
-  writer.set_room_check(room_check());
   try {
     writer.write(simulation.frame());
   } catch (const io::WriteError& e) {  // a file without a frame cannot be resumed
@@ -397,7 +384,6 @@ int resumed_run(const RunArgs& a) {
   sim::Simulation simulation(setup);
   simulation.restore(c.frame);
   io::H5mdWriter writer = io::H5mdWriter::append(a.resume);
-  writer.set_room_check(room_check());
   std::fprintf(stderr, "nestsim: resuming %s at step %llu, up to step %llu\n",
                a.resume.c_str(), static_cast<unsigned long long>(c.frame.step),
                static_cast<unsigned long long>(a.steps));

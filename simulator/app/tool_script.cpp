@@ -11,25 +11,14 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "data_dir.h"
+
 namespace nestsim::app {
 
 std::string find_tool_script(const std::string& name, const char* env_var) {
   if (const char* env = std::getenv(env_var); env && *env) return env;
-  namespace fs = std::filesystem;
-  std::vector<fs::path> candidates;
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    candidates.push_back(exe.parent_path() / "../share/nestsim" / name);
-    for (fs::path dir = exe.parent_path(); !dir.empty() && dir != dir.root_path();
-         dir = dir.parent_path())
-      candidates.push_back(dir / "tools" / name);
-  }
-#ifdef NESTSIM_SOURCE_DIR
-  candidates.push_back(fs::path(NESTSIM_SOURCE_DIR) / "tools" / name);
-#endif
-  for (const auto& c : candidates)
-    if (fs::is_regular_file(c, ec)) return c.lexically_normal().string();
+  const std::filesystem::path script = find_data(std::filesystem::path("tools") / name);
+  if (!script.empty()) return script.string();
   throw std::runtime_error("cannot find tools/" + name + " (set " + env_var + " to its path)");
 }
 

@@ -1,14 +1,13 @@
 // The Python scripts of tools/ that `nestsim analyze --plot` runs (plot_trajectory.py,
-// plot_ensemble.py): found beside the program or in the source tree, run without a shell.
+// plot_ensemble.py): found with the program's data, run without a shell.
 #pragma once
 #include <string>
 #include <vector>
 
 namespace nestsim::app {
 
-// The script tools/NAME: $ENV_VAR when set, an installed copy beside the program
-// (PREFIX/share/nestsim/NAME), tools/ of a source tree above the program's directory (a
-// build tree inside the sources), or tools/ of the source tree it was built from.
+// The script tools/NAME: $ENV_VAR when set, else tools/NAME of the program's data
+// (data_dir.h: PREFIX/share/nestsim installed, the source tree from a build tree).
 // Throws std::runtime_error naming ENV_VAR when none exists.
 std::string find_tool_script(const std::string& name, const char* env_var);
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "data_dir.h"
 #include "view_server.h"
 #include "view_trajectory.h"
 
@@ -71,22 +72,17 @@ int view_command(const std::vector<std::string>& args) {
     }
   }
   if (options.trajectory.empty()) return usage("which trajectory? (nestsim view OUT.h5)");
-#ifdef NESTSIM_VIEWER_DIR
-  options.asset_dir = NESTSIM_VIEWER_DIR;
-#endif
-  if (options.asset_dir.empty() ||
-      !std::filesystem::exists(std::filesystem::path(options.asset_dir) / "index.html")) {
+  // The page of the program's data (data_dir.h): PREFIX/share/nestsim/viewer, or the
+  // build tree's viewer/dist.
+  const std::filesystem::path page = find_data("viewer/index.html");
+  if (page.empty()) {
     // The page is built apart from nestsim, with node, npm and the npm registry.
     std::cerr << "nestsim view: the page is not built (it needs node, npm and the npm "
                  "registry once): install nodejs and npm, then build it with `cmake --build "
-#ifdef NESTSIM_BUILD_DIR
-              << NESTSIM_BUILD_DIR
-#else
-              << "BUILD_DIR"
-#endif
-              << " --target nestsim_viewer`\n";
+                 "BUILD_DIR --target nestsim_viewer` and install again\n";
     return 1;
   }
+  options.asset_dir = page.parent_path().string();
   // A running `nestsim run` holds the file with HDF5's lock; the viewer only reads, and
   // re-reads each frame whole, so it reads without taking the lock.
   setenv("HDF5_USE_FILE_LOCKING", "FALSE", 1);
