@@ -218,10 +218,9 @@ struct AcceptContact {
   // Does the pair interact (soft pairs, force_kernels.cuh) and exclude (not exempt)?
   NESTSIM_HD bool excludes(uint32_t i, uint32_t j) const {
     const bool ci = v.compartment[i], cj = v.compartment[j];
-    bool pair = false;
-    if (!ci && !cj) pair = true;
-    else if (ci && !cj) pair = v.membrane[j] >= 0 && v.membrane[j] != int32_t(i);
-    else if (cj && !ci) pair = v.membrane[i] >= 0 && v.membrane[i] != int32_t(j);
+    bool pair = !ci && !cj;
+    if (ci && !cj) pair = v.membrane[j] >= 0 && v.membrane[j] != int32_t(i);
+    if (cj && !ci) pair = v.membrane[i] >= 0 && v.membrane[i] != int32_t(j);
     if (!pair) return false;
     if (v.contact_exempt) {
       const int32_t a = v.kind[i], b = v.kind[j];
@@ -287,7 +286,8 @@ struct AcceptContact {
       double d0[3] = {0, 0, 0};
       v.delta(v.x, i, j, d0);
       // Most listed pairs (the skin's) are further apart than their moves can close.
-      const bool nested = (v.compartment[j] && v.contains(j, i)) || (v.compartment[i] && v.contains(i, j));
+      const bool nested =
+          (v.compartment[j] && v.contains(j, i)) || (v.compartment[i] && v.contains(i, j));
       if (!nested) {
         double reach = v.radius[i] + v.radius[j];
         for (int a = 0; a < ni; ++a) reach += length(mi[a]);

@@ -15,6 +15,9 @@
 //  large_path_*: contacts hard, free proteins among immobile small vesicles of radius 5 nm
 //    (diameter 10 nm, less than the step at dt = 10): invariant: no straight path of a
 //    step (old to new position) meets a vesicle's ball, no protein ever inside one.
+//  The refusals of hard and none contacts (models/README.md, "Contacts"): a model at the
+//    membrane rule's and at the box rule's largest dt loads, one 1% above it is refused at
+//    simulation.dt with that largest dt; the limits computed here from the rules' text.
 //  hard_g_contact_phi*_dt*: contacts hard, a hard-sphere fluid of volume fraction phi in
 //    a periodic box, at dt = 0.1 (and, on demand, 1; s / sigma = 0.28, 0.89): g(sigma+) from a
 //    weighted log-linear fit of g over 5 shells of sigma / 25 from contact (the fit's
@@ -31,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "nestsim/io/model.h"
 #include "nestsim/sim/simulation.h"
 #include "sim_helpers.h"
 #include "stats.h"
@@ -98,12 +102,15 @@ void membrane_cos(Ledger& ledger, double dt, uint64_t seed, uint64_t variant) {
   const int cells = 20, per = 150;
   std::vector<int64_t> home, receptors;
   for (int m = 0; m < cells; ++m) {
-    const Vec centre{spacing * (0.5 + m % 4), spacing * (0.5 + m / 4 % 4), spacing * (0.5 + m / 16)};
+    const Vec centre{spacing * (0.5 + m % 4), spacing * (0.5 + m / 4 % 4),
+                     spacing * (0.5 + m / 16)};
     const int64_t c = b.add(cell, centre);
     for (int k = 0; k < per; ++k) {
       const double z = 1 - 2 * (k + 0.5) / per, a = 2.399963 * k + m, rho = std::sqrt(1 - z * z);
-      receptors.push_back(b.add(receptor, {centre[0] + R * rho * std::cos(a), centre[1] + R * rho * std::sin(a),
-                                           centre[2] + R * z}, -1, c));
+      receptors.push_back(b.add(
+          receptor,
+          {centre[0] + R * rho * std::cos(a), centre[1] + R * rho * std::sin(a), centre[2] + R * z},
+          -1, c));
       home.push_back(c);
     }
   }
@@ -112,7 +119,8 @@ void membrane_cos(Ledger& ledger, double dt, uint64_t seed, uint64_t variant) {
   const auto directions = [&](const Frame& f) {
     std::vector<Vec> u;
     for (std::size_t k = 0; k < receptors.size(); ++k) {
-      const Vec d = periodic_delta(f.position[std::size_t(receptors[k])], f.position[std::size_t(home[k])], pbox);
+      const Vec d = periodic_delta(f.position[std::size_t(receptors[k])],
+                                   f.position[std::size_t(home[k])], pbox);
       const double len = std::sqrt(norm2(d));
       u.push_back({d[0] / len, d[1] / len, d[2] / len});
     }
@@ -128,8 +136,8 @@ void membrane_cos(Ledger& ledger, double dt, uint64_t seed, uint64_t variant) {
     last = now;
   }
   const double d_eff = kD * (1 - 5 * kD * dt / (R * R));
-  ledger.add("large_membrane_cos_dt" + dt_name(dt), cosine.mean(), std::exp(-2 * d_eff * window * dt / (R * R)),
-             cosine.se(), seed);
+  ledger.add("large_membrane_cos_dt" + dt_name(dt), cosine.mean(),
+             std::exp(-2 * d_eff * window * dt / (R * R)), cosine.se(), seed);
 }
 
 // One protein per lumen: the plateau at any dt, and never outside its lumen.
@@ -145,7 +153,8 @@ void confinement(Ledger& ledger, double dt, uint64_t seed, uint64_t variant) {
   const uint32_t p = b.kind("protein", false, kRadius, kRadius, kD);
   std::vector<int64_t> cs, ps;
   for (int m = 0; m < n; ++m) {
-    const Vec c{spacing * (0.5 + m % side), spacing * (0.5 + m / side % side), spacing * (0.5 + m / (side * side))};
+    const Vec c{spacing * (0.5 + m % side), spacing * (0.5 + m / side % side),
+                spacing * (0.5 + m / (side * side))};
     cs.push_back(b.add(ves, c));
     ps.push_back(b.add(p, c, cs.back()));
   }
@@ -160,8 +169,9 @@ void confinement(Ledger& ledger, double dt, uint64_t seed, uint64_t variant) {
     sim.run(5);
     const Frame f = by_id(sim.frame());
     for (int m = 0; m < n; ++m) {
-      const double r = std::sqrt(norm2(periodic_delta(f.position[std::size_t(ps[std::size_t(m)])],
-                                                      f.position[std::size_t(cs[std::size_t(m)])], pbox)));
+      const double r =
+          std::sqrt(norm2(periodic_delta(f.position[std::size_t(ps[std::size_t(m)])],
+                                         f.position[std::size_t(cs[std::size_t(m)])], pbox)));
       inner[std::size_t(m)].add(r < 0.5 * rho ? 1.0 : 0.0);
       worst = std::max(worst, r - rho);
       ++checked;
@@ -207,7 +217,8 @@ void paths(Ledger& ledger, double dt, uint64_t seed, uint64_t variant) {
     for (std::size_t i : ps) {
       Vec m{0, 0, 0};
       for (int a = 0; a < 3; ++a)
-        m[a] = after.position[i][a] - before.position[i][a] + box * (after.image[i][a] - before.image[i][a]);
+        m[a] = after.position[i][a] - before.position[i][a] +
+               box * (after.image[i][a] - before.image[i][a]);
       for (std::size_t c : vs) {
         const Vec d0 = periodic_delta(before.position[i], before.position[c], pbox);
         const double mm = norm2(m);
@@ -231,7 +242,8 @@ void hard_g(Ledger& ledger, double phi, double dt, uint64_t seed, uint64_t varia
   const Timer timer(name, seed);
   const double sigma = 2 * kRadius, s = std::sqrt(2 * kD * dt);
   // At least 2000 spheres (the contact shells then hold ~1e4 pairs over the frames).
-  const double box = std::max(std::cbrt(2000 * kPi / 6 * sigma * sigma * sigma / phi), images_edge(dt));
+  const double box =
+      std::max(std::cbrt(2000 * kPi / 6 * sigma * sigma * sigma / phi), images_edge(dt));
   const int n = int(std::lround(phi * box * box * box / (kPi / 6 * sigma * sigma * sigma)));
   SetupBuilder b(3, box, Boundary::periodic, dt, stream(seed, variant));
   b.s.contacts = Contacts::hard;
@@ -240,7 +252,8 @@ void hard_g(Ledger& ledger, double phi, double dt, uint64_t seed, uint64_t varia
   const int side = int(std::ceil(std::cbrt(double(n))));
   const double a = box / side;
   REQUIRE(a > sigma);
-  for (int k = 0; k < n; ++k) b.add(p, {a * (0.5 + k % side), a * (0.5 + k / side % side), a * (0.5 + k / (side * side))});
+  for (int k = 0; k < n; ++k)
+    b.add(p, {a * (0.5 + k % side), a * (0.5 + k / side % side), a * (0.5 + k / (side * side))});
   Simulation sim(b.s);
   // Steps for a protein to travel ~sigma (the contact shell is sigma / 10 deep).
   const int travel = std::max(1, int(std::ceil(sigma * sigma / (s * s))));
@@ -263,19 +276,23 @@ void hard_g(Ledger& ledger, double phi, double dt, uint64_t seed, uint64_t varia
     };
     for (std::size_t i = 0; i < f.position.size(); ++i)
       if (f.id[i] >= 0)
-        grid[std::size_t(cell_of(f.position[i], 0) + cells * (cell_of(f.position[i], 1) + cells * cell_of(f.position[i], 2)))]
+        grid[std::size_t(cell_of(f.position[i], 0) +
+                         cells * (cell_of(f.position[i], 1) + cells * cell_of(f.position[i], 2)))]
             .push_back(i);
     const Vec pbox{box, box, box};
     for (std::size_t i = 0; i < f.position.size(); ++i) {
       if (f.id[i] < 0) continue;
-      const int cx = cell_of(f.position[i], 0), cy = cell_of(f.position[i], 1), cz = cell_of(f.position[i], 2);
+      const int cx = cell_of(f.position[i], 0), cy = cell_of(f.position[i], 1),
+                cz = cell_of(f.position[i], 2);
       const int blk = int(f.position[i][0] / box * blocks) % blocks +
                       blocks * (int(f.position[i][1] / box * blocks) % blocks +
                                 blocks * (int(f.position[i][2] / box * blocks) % blocks));
       for (int dz = -1; dz <= 1; ++dz)
         for (int dy = -1; dy <= 1; ++dy)
           for (int dx = -1; dx <= 1; ++dx) {
-            const int nc = (cx + dx + cells) % cells + cells * ((cy + dy + cells) % cells + cells * ((cz + dz + cells) % cells));
+            const int nc =
+                (cx + dx + cells) % cells +
+                cells * ((cy + dy + cells) % cells + cells * ((cz + dz + cells) % cells));
             for (std::size_t j : grid[std::size_t(nc)]) {
               if (j == i) continue;
               const double r = std::sqrt(norm2(periodic_delta(f.position[i], f.position[j], pbox)));
@@ -315,7 +332,8 @@ void hard_g(Ledger& ledger, double phi, double dt, uint64_t seed, uint64_t varia
   for (int l = 0; l < nb; ++l) {
     std::array<double, shells> c{};
     for (int k = 0; k < shells; ++k)
-      c[std::size_t(k)] = (total[std::size_t(k)] - count[std::size_t(l)][std::size_t(k)]) * nb / (nb - 1.0);
+      c[std::size_t(k)] =
+          (total[std::size_t(k)] - count[std::size_t(l)][std::size_t(k)]) * nb / (nb - 1.0);
     jack.push_back(contact_value(c));
   }
   double jm = 0, jv = 0;
@@ -325,8 +343,8 @@ void hard_g(Ledger& ledger, double phi, double dt, uint64_t seed, uint64_t varia
   const double cs = (1 - phi / 2) / ((1 - phi) * (1 - phi) * (1 - phi));
   ledger.add(name, g0, cs, se, seed);
   ledger.invariant(name + "_overlap", overlaps, pairs_checked, worst, seed);
-  std::printf("hard_g: phi %g dt %g: %d spheres, box %.1f, s/sigma %.2f, rejected %llu moves\n", phi, dt, n, box,
-              s / sigma, (unsigned long long)sim.rejected_moves());
+  std::printf("hard_g: phi %g dt %g: %d spheres, box %.1f, s/sigma %.2f, rejected %llu moves\n",
+              phi, dt, n, box, s / sigma, (unsigned long long)sim.rejected_moves());
 }
 
 const double kDts[] = {0.01, 0.1, 1, 10};
@@ -379,4 +397,62 @@ TEST_CASE("validation: large steps, hard-sphere contact value at dt 1" * doctest
   }
   std::string why;
   CHECK_MESSAGE(ledger.ok(why), why);
+}
+
+namespace {
+
+// A model of proteins (D 10, radius 2.5) in a cell of mid-surface radius R (and on its
+// membrane when `bound`) in a periodic box of `edge`, with `contacts`, at `dt` (nm, us).
+std::string contact_model(const std::string& contacts, double dt, double edge, double R,
+                          bool bound = true) {
+  char text[2048];
+  std::snprintf(text, sizeof text,
+                "nestsim: 1\nunits: {length: nm, time: us}\n"
+                "box: {size: [%.17g, %.17g, %.17g], boundary: periodic}\n"
+                "simulation: {dt: %.17g, steps: 10, seed: 7, output: {every: 5, file: t.h5}}\n"
+                "compartments:\n  cell: {radius: %.17g, thickness: 2, diffusion: 0}\n"
+                "species:\n  p: {radius: 2.5, diffusion: 10}\n"
+                "%s"
+                "interactions: {contacts: %s}\n"
+                "place:\n  - {compartment: cell, at: [%.17g, %.17g, %.17g]}\n"
+                "%s  - {species: p, count: 5, in: cell}\n",
+                edge, edge, edge, dt, R + 1,
+                bound ? "  r: {radius: 2.5, diffusion: 10, membrane: true}\n" : "",
+                contacts.c_str(), edge / 2, edge / 2, edge / 2,
+                bound ? "  - {species: r, count: 5, on: cell}\n" : "");
+  return text;
+}
+
+// The message of the refusal, or "" when the model loads.
+std::string refusal(const std::string& text) {
+  try {
+    nestsim::io::parse_model(text, "m.yaml");
+  } catch (const nestsim::io::ModelError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("large steps: hard and none refuse dt above the membrane and box rules") {
+  for (const std::string contacts : {"hard", "none"}) {
+    // Membrane: 5 D dt / R^2 <= 0.01 with R = 50, D = 10: dt <= 0.5 (the box is large).
+    const double membrane = 0.01 * 50 * 50 / (5 * 10.0);
+    CHECK(refusal(contact_model(contacts, membrane * 0.99, 4000, 50)).empty());
+    const std::string m = refusal(contact_model(contacts, membrane * 1.01, 4000, 50));
+    CHECK_MESSAGE(m.find("simulation.dt: too large for membrane diffusion") != std::string::npos,
+                  m);
+    CHECK_MESSAGE(m.find("use dt <= 0.5 ") != std::string::npos, m);
+    // Box: 8 sqrt(2 x 20 x dt) <= edge / 2 with edge 160: dt <= 2.5 (no membrane
+    // species: the membrane rule does not apply).
+    const double box = std::pow(160 / 2.0 / 8, 2) / (2 * 20);
+    CHECK(refusal(contact_model(contacts, box * 0.99, 160, 50, false)).empty());
+    const std::string b = refusal(contact_model(contacts, box * 1.01, 160, 50, false));
+    CHECK_MESSAGE(b.find("simulation.dt: too large for the periodic box") != std::string::npos, b);
+    CHECK_MESSAGE(b.find("use dt <= 2.5") != std::string::npos, b);
+  }
+  // Soft contacts keep their own rule: (10 + 10) x 10 x dt <= 0.1, dt <= 5e-4.
+  const std::string s = refusal(contact_model("soft", 1e-3, 4000, 50));
+  CHECK_MESSAGE(s.find("simulation.dt: too large for accurate contacts") != std::string::npos, s);
 }
