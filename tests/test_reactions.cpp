@@ -76,6 +76,36 @@ TEST_CASE("A -> B decays exponentially at the given rate; A -> 0 removes bodies"
   CHECK(present == 6000 - (2000 - std::size_t(left_d)));
 }
 
+TEST_CASE("a first-order rule fires with 1 - exp(-k dt) per step, also at k dt >= 1") {
+  // k dt = 1.5 and 0.5 (two competing rules on one kind: 1 - exp(-(k1 + k2) dt) in all,
+  // split k1 : k2), 2 steps: the survivors are exp(-k t) of the bodies at any dt; the
+  // first-order probability k dt would leave none (1.5 > 1) and exp(-k t) cannot be met
+  // by any other per-step rule. 20,000 bodies: 5 sigma is 0.011 of the fraction.
+  SetupBuilder b(3, 60, Boundary::periodic, 1.0, 12);
+  b.s.repulsion = 0;
+  const uint32_t a = b.kind("A", false, 0.1, 0.1, 1e-3);
+  const uint32_t d = b.kind("D", false, 0.1, 0.1, 1e-3);
+  const uint32_t e = b.kind("E", false, 0.1, 0.1, 1e-3);
+  const uint32_t x = b.kind("X", false, 0.1, 0.1, 1e-3);
+  const uint32_t y = b.kind("Y", false, 0.1, 0.1, 1e-3);
+  std::mt19937_64 rng(5);
+  scatter(b, a, 20000, 60, rng);
+  scatter(b, d, 20000, 60, rng);
+  b.s.reactions = {rule("decay", 1.5, 0, {term(a)}, {}), rule("to_x", 0.2, 0, {term(d)}, {term(x)}),
+                   rule("to_y", 0.3, 0, {term(d)}, {term(y)}), rule("unused", 1, 0, {term(e)}, {})};
+  Simulation sim(b.s);
+  sim.run(2);
+  const Frame f = sim.frame();
+  const double p_a = std::exp(-1.5 * 2), p_d = std::exp(-0.5 * 2);
+  const double left_a = double(count_kind(f, int32_t(a))) / 20000, left_d = double(count_kind(f, int32_t(d))) / 20000;
+  CHECK(std::abs(left_a - p_a) < 5 * std::sqrt(p_a * (1 - p_a) / 20000));
+  CHECK(std::abs(left_d - p_d) < 5 * std::sqrt(p_d * (1 - p_d) / 20000));
+  // The competing rules split the events 0.2 : 0.3.
+  const double to_x = double(count_kind(f, int32_t(x))), to_y = double(count_kind(f, int32_t(y)));
+  const double share = to_x / (to_x + to_y);
+  CHECK(std::abs(share - 0.4) < 5 * std::sqrt(0.24 / (to_x + to_y)));
+}
+
 TEST_CASE("A -> B + C creates bodies with new ids in free slots") {
   SetupBuilder b(3, 30, Boundary::periodic, 0.001, 5);
   b.s.repulsion = 0;
