@@ -14,6 +14,8 @@
 //    binding ball): a pair sees a third body in the ball rarely (the calibration is of
 //    isolated pairs). se: Poisson of the count (the reactions of distinct pairs are
 //    nearly independent). A binding radius off by 5% moves the rate by ~10-15%.
+//  large_kon_hard_1e+08_dt1: the same under contacts hard, where the reactant kinds are
+//    exempt from each other's exclusion (the rest exclude).
 //  large_kon_soft_contact: issue 46's case, A and B of radius 2.5 nm, `radius: 5` (the
 //    contact distance), `repulsion: 1`, dt 0.002 us (`dt_limit: stable`): the force-free
 //    Doi rate gave 0.58 of kon; the soft calibration must give 1.
@@ -152,6 +154,17 @@ TEST_CASE("validation: kon at large steps, contacts none (Andrews-Bray)") {
       cases.push_back(c);
     }
   run_cases(cases);
+}
+
+TEST_CASE("validation: kon at a large step, contacts hard (reactants exempt)") {
+  // Under hard contacts A and B meet as points (Setup::contact_exempt from io); A-A,
+  // B-B and C pairs still exclude. dt 1 us, s = 1.8.
+  Case c;
+  c.name = "large_kon_hard_1e+08_dt1";
+  c.contacts = "hard";
+  c.kon_molar = 1e8;
+  c.dt = 1;
+  run_cases({c});
 }
 
 TEST_CASE("validation: kon with soft contacts at the contact radius") {
