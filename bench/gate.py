@@ -18,7 +18,7 @@ Two measures, one ratio (HEAD / baseline) per scene each:
                 decision also on a shared or loaded machine: fails above --ir-limit
                 (1.08; the 2eed142 regression was 1.12-1.16 in float, 1.59-1.74 in
                 double, for 1.3-1.7x the wall clock; HEAD at issue 45's end
-                1.034-1.057).
+                0.962-0.981).
   wall clock    --rounds rounds of the two binaries interleaved (A B, then B A, ...),
                 each timing --repeats calls per scene; per round the ratio of the two
                 fastest calls, and the median of the rounds' ratios. Printed; fails
