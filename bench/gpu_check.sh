@@ -5,19 +5,22 @@
 #   bash bench/gpu_check.sh [BASELINE]        BASELINE: the benchmark gate's baseline commit
 #
 # BASE_ARCHIVE=FILE: a tarball of the baseline's tree, for a checkout without git history.
+# GATE_ARGS: more arguments of bench/gpu_gate.py (e.g. --sizes 1e6 --rounds 1).
 #
 # In order, each part bounded by what is left of BUDGET seconds (default 540, 9 minutes,
 # the build included):
 #   build       the CUDA backend (Ninja where found, -j cores) with the Python module for
 #               the machine's own python3 and its pybind11, in BUILD (default
 #               /tmp/nestsim-cuda, outside the tree)
-#   ctest       every test but validation and python (TEST_TIMEOUT seconds each, 240;
-#               CTEST_JOBS at a time, 4)
 #   python      the Python tests (label python) with that python3, its pybind11 and numpy,
 #               and `pip install .` of the module into a temporary directory (label pip)
 #   gate        the GPU benchmark gate (bench/gpu_gate.py): HEAD's bench_hsx against
 #               BASELINE's (default bench/baseline/commit), interleaved, a ratio per
-#               scene; the baseline's bench_hsx builds beside HEAD's build
+#               scene; the baseline's bench_hsx builds beside HEAD's build; before the
+#               tests, so that nothing else runs on its GPU
+#   ctest       every test but validation and python (TEST_TIMEOUT seconds each, 240;
+#               CTEST_JOBS at a time, 4; on 2 or more GPUs ENSEMBLE_TIME, 150 s,
+#               kept for the ensemble rows)
 #   ensemble    members/s of `nestsim ensemble` (tests/ensemble/gpu_throughput.sh): one
 #               GPU with one member at a time and with 8 side by side; with 2 or more
 #               GPUs also every GPU in one process and mpirun -n GPUS, and the speed-ups
@@ -159,10 +162,27 @@ else
 fi
 fi
 
+# --- the benchmark gate -----------------------------------------------------------------
+if out_of_time gate; then
+  :
+elif ! wait "$gate_build"; then
+  summary gate FAIL "the baseline's bench_hsx did not build: $(tail -1 "$LOG/gate_build.log")"
+else
+  timeout "$(left)" python3 bench/gpu_gate.py \
+    --head-bin "$BUILD/bench/bench_hsx" ${BASELINE:+--baseline "$BASELINE"} ${GATE_ARGS:-} \
+    > "$LOG/gate.log" 2>&1
+  rc=$?
+  [ $rc -eq 0 ] && st=ok || st=FAIL
+  summary gate "$st" "$(tail -1 "$LOG/gate.log")"
+fi
+
 # --- ctest: every CUDA test but validation and python -----------------------------------
 if ! out_of_time ctest; then
 start=$(date +%s)
-timeout "$(left)" ctest --test-dir "$BUILD" -LE "validation|python|pip" -j"$CTEST_JOBS" \
+# On 2 or more GPUs the ensemble rows come after the tests: they keep ENSEMBLE_TIME (150 s).
+reserve=0
+[ -n "$others" ] && reserve=${ENSEMBLE_TIME:-150}
+timeout "$(( $(left) - reserve ))" ctest --test-dir "$BUILD" -LE "validation|python|pip" -j"$CTEST_JOBS" \
   --timeout "$TEST_TIMEOUT" --output-on-failure > "$LOG/ctest.log" 2>&1
 rc=$?
 timeouts=$(grep -c "\*\*\*Timeout" "$LOG/ctest.log")
@@ -172,19 +192,6 @@ else
   summary ctest FAIL "rc=$rc, $timeouts timed out: $(ctest_line "$LOG/ctest.log"); $(
     grep -E '^\s+[0-9]+ - ' "$LOG/ctest.log" | awk '{print $3}' | head -8 | paste -sd' ')"
 fi
-fi
-
-# --- the benchmark gate -----------------------------------------------------------------
-if out_of_time gate; then
-  :
-elif ! wait "$gate_build"; then
-  summary gate FAIL "the baseline's bench_hsx did not build: $(tail -1 "$LOG/gate_build.log")"
-else
-  timeout "$(left)" python3 bench/gpu_gate.py \
-    --head-bin "$BUILD/bench/bench_hsx" ${BASELINE:+--baseline "$BASELINE"} > "$LOG/gate.log" 2>&1
-  rc=$?
-  [ $rc -eq 0 ] && st=ok || st=FAIL
-  summary gate "$st" "$(tail -1 "$LOG/gate.log")"
 fi
 
 if [ -n "$others" ]; then

@@ -208,7 +208,7 @@ void PairFinder<Real>::neighbor_lists(uint32_t n, thrust::device_vector<uint64_t
                          thrust::maximum<uint64_t>());
   // The sort's two buffers (16 bytes per entry) are kept for the next call, unless they
   // are large: then the caller's memory after the lists matters more than one cudaMalloc
-  // per call (the simulator at 1e8 bodies; docs/perf-log.md, "the simulator at 1e8
+  // per call (the simulator at 1e8 bodies; dev/perf-log.md, "the simulator at 1e8
   // proteins fits").
   if (double(2 * sizeof(uint64_t) * s.both.size()) > options_.tuning.device.list_keep_bytes) {
     detail::release(s.both);

@@ -111,9 +111,6 @@ H5mdWriter::~H5mdWriter() {
 uint64_t H5mdWriter::frames() const { return impl_ ? impl_->frames : 0; }
 WriteTimes H5mdWriter::times() const { return impl_ ? impl_->times : WriteTimes{}; }
 uint64_t H5mdWriter::slots() const { return impl_ ? impl_->slots : 0; }
-void H5mdWriter::set_room_check(bool on) {
-  if (impl_) impl_->room_check = on;
-}
 
 void H5mdWriter::close() {
   if (!impl_) return;

@@ -41,7 +41,6 @@ struct H5mdWriter::Impl {
   std::array<double, 3> box{0, 0, 0};
   int64_t last_step = -1;
   double time_scale = 1;   // H5MD time = model time * time_scale
-  bool room_check = true;  // H5mdWriter::set_room_check
   WriteTimes times;
 
   static Series open_one(hid_t f, const std::string& path, hid_t memory_type, bool per_slot) {
@@ -132,7 +131,6 @@ struct H5mdWriter::Impl {
   // uncompressed and the index and header blocks that may come with them. A write that
   // fails all the same (another process filling the disk, a quota) is taken back.
   void check_room(hsize_t frame, uint64_t frame_step, uint64_t row_bytes) const {
-    if (!room_check) return;
     const uint64_t need = row_bytes + row_bytes / 8 + (uint64_t(1) << 18);
     struct stat st;
     if (::stat(written.c_str(), &st) != 0) return;

@@ -67,7 +67,7 @@ namespace {
 // of the Morton code of the initial position on a 1024^dim grid over the box, so that
 // bodies near each other in space are near each other in memory. The neighbour loops
 // then share cache lines: on the H100 at 1e7 bodies in setup order (random in space) the
-// per-entry pair test ran at the speed of random 32-byte loads (docs/perf-log.md). Slots
+// per-entry pair test ran at the speed of random 32-byte loads (dev/perf-log.md). Slots
 // are fixed for a body's life, so a trajectory's slot order stays stable over time;
 // ids stay the indices in Setup::bodies. The order is a pure function of the setup, so
 // runs stay bitwise reproducible; it changes the association of force sums (neighbours

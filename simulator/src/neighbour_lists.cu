@@ -49,7 +49,7 @@ struct LivePair {
 };
 
 // The default skin: 32 sqrt(2 D_max dt), measured on the default model (16 rebuilt
-// every other step, 64 made the lists too long; docs/perf-log.md). Where steps are long
+// every other step, 64 made the lists too long; dev/perf-log.md). Where steps are long
 // against the smallest species (hard or no contacts at large dt), lists are rebuilt at
 // nearly every step whatever the skin, and their size grows as (2 r + skin)^3: there the
 // skin is at most the larger of 12 steps (what keep_valid asks for at the largest of

@@ -25,7 +25,9 @@
 
 #include <cmath>
 #include <random>
+#include <vector>
 
+#include "nestsim/sim/replicas.h"
 #include "nestsim/sim/simulation.h"
 #include "sim_helpers.h"
 #include "frames.h"
@@ -82,9 +84,11 @@ void dilute(Ledger& ledger, uint64_t seed) {
   const int n = 1000, replicas = 16, frames = 100, every = 20;
   const double volume = n * 4.0 / 3.0 * kPi * a * a * a / phi, box = std::cbrt(volume);
   const SoftSpherePairs theory(a, k, n / volume);
-  Mean pairs_per_frame, residual_per_frame;  // one sample per replica
-  double e_sum = 0, n_sum = 0;
-  for (int rep = 0; rep < replicas; ++rep) {
+  struct Sums {
+    double pairs = 0, residual = 0, energy = 0;
+  };
+  std::vector<Sums> per_replica(replicas);  // filled side by side (nestsim/sim/replicas.h)
+  nestsim::sim::for_each_replica(replicas, [&](int rep) {
     SetupBuilder b(3, box, Boundary::periodic, 1, stream(seed, 80 + 2 * uint64_t(rep)));
     b.s.repulsion = k;
     const uint32_t protein = b.kind("protein", false, a, a, D);
@@ -97,17 +101,22 @@ void dilute(Ledger& ledger, uint64_t seed) {
     }
     Simulation sim(b.s);
     sim.run(1000);  // 0.5 time units: contacts form within ~0.01
-    double pairs_sum = 0, residual_sum = 0;
+    Sums& sums = per_replica[std::size_t(rep)];
     for (int f = 0; f < frames; ++f) {
       sim.run(every);
       const auto [pairs, energy] = overlaps(positions(sim.frame()), b.s.box, a, k);
-      pairs_sum += pairs;
-      residual_sum += energy - theory.energy_per_pair * pairs;
-      e_sum += energy;
-      n_sum += pairs;
+      sums.pairs += pairs;
+      sums.residual += energy - theory.energy_per_pair * pairs;
+      sums.energy += energy;
     }
-    pairs_per_frame.add(pairs_sum / frames);
-    residual_per_frame.add(residual_sum / frames);
+  });
+  Mean pairs_per_frame, residual_per_frame;  // one sample per replica
+  double e_sum = 0, n_sum = 0;
+  for (const Sums& sums : per_replica) {
+    pairs_per_frame.add(sums.pairs / frames);
+    residual_per_frame.add(sums.residual / frames);
+    e_sum += sums.energy;
+    n_sum += sums.pairs;
   }
   const double expected_pairs = double(n) * (n - 1) / (2 * volume) * theory.pairs_integral;
   ledger.add("contact_pairs_per_frame", pairs_per_frame.mean(), expected_pairs, pairs_per_frame.se(), seed);

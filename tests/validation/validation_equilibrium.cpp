@@ -23,7 +23,9 @@
 
 #include <cmath>
 #include <random>
+#include <vector>
 
+#include "nestsim/sim/replicas.h"
 #include "nestsim/sim/simulation.h"
 #include "sim_helpers.h"
 #include "frames.h"
@@ -41,9 +43,11 @@ void equilibrium(Ledger& ledger, uint64_t seed) {
   const double volume = box * box * box, K = lambda * 4.0 / 3.0 * kPi * std::pow(sigma, 3) / koff;
   const int replicas = 16, frames = 70, total = 216, bound = 73;
   const uint64_t every = uint64_t(std::llround(0.5 / dt));  // 35 time units, ~12 relaxation times
-  Mean residual;  // per replica: the average of N_C - (K / V) N_A N_B over its frames
-  double c_sum = 0, ab_sum = 0;
-  for (int rep = 0; rep < replicas; ++rep) {
+  struct Sums {
+    double residual = 0, c = 0, ab = 0;  // N_C - (K / V) N_A N_B, N_C, N_A N_B over frames
+  };
+  std::vector<Sums> per_replica(replicas);  // filled side by side (nestsim/sim/replicas.h)
+  nestsim::sim::for_each_replica(replicas, [&](int rep) {
     SetupBuilder b(3, box, Boundary::periodic, dt, stream(seed, 60 + 2 * uint64_t(rep)));
     b.s.repulsion = 0;
     const uint32_t a = b.kind("A", false, 0.1, 0.1, D);
@@ -59,18 +63,24 @@ void equilibrium(Ledger& ledger, uint64_t seed) {
     b.s.capacity = 3 * total;
     Simulation sim(b.s);
     sim.run(uint64_t(std::llround(5 / dt)));  // ~2 relaxation times from near equilibrium
-    double r_sum = 0;
+    Sums& sums = per_replica[std::size_t(rep)];
     for (int f = 0; f < frames; ++f) {
       sim.run(every);
       const Frame fr = sim.frame();
       const double na = double(count_kind(fr, a)), nb = double(count_kind(fr, bb)), nc = double(count_kind(fr, c));
       REQUIRE(na + nc == total);
       REQUIRE(nb + nc == total);
-      r_sum += nc - K / volume * na * nb;
-      c_sum += nc;
-      ab_sum += na * nb;
+      sums.residual += nc - K / volume * na * nb;
+      sums.c += nc;
+      sums.ab += na * nb;
     }
-    residual.add(r_sum / frames);
+  });
+  Mean residual;  // per replica: the average of N_C - (K / V) N_A N_B over its frames
+  double c_sum = 0, ab_sum = 0;
+  for (const Sums& sums : per_replica) {
+    residual.add(sums.residual / frames);
+    c_sum += sums.c;
+    ab_sum += sums.ab;
   }
   const double n = double(replicas) * frames, ab = ab_sum / n;
   ledger.add("equilibrium_K", volume * (c_sum / n) / ab, K, volume * residual.se() / ab, seed);

@@ -2,7 +2,7 @@
 // each backend, apart from the code that dispatches on them (as CUB keeps its tuning
 // policies apart from dispatch). None changes the pairs; each moves work between paths
 // that find the same pairs. They reach the library through BroadphaseOptions::tuning;
-// the library reads no environment variable. docs/perf-log.md holds the measurements
+// the library reads no environment variable. dev/perf-log.md holds the measurements
 // behind each default (the section names are cited below).
 //
 // Plain C++: usable from host code without CUDA.
@@ -133,7 +133,7 @@ struct Tuning {
 };
 
 // The defaults of each backend. The GPU's were measured on an H100, the CPU's on 2
-// cores (docs/perf-log.md).
+// cores (dev/perf-log.md).
 //   field                   CUDA    CPU
 //   hsx.small_n             15000   256
 //   hsx.grid_test_cost      2       1

@@ -23,7 +23,7 @@ struct BodyArrays {
 
 
 // A small body's centre and radius in one aligned load (16 bytes in float): the pair
-// steps read them for every candidate (docs/perf-log.md, "HSX without host round
+// steps read them for every candidate (dev/perf-log.md, "HSX without host round
 // trips").
 template <class Real>
 struct alignas(4 * sizeof(Real)) PackedBody {

@@ -11,7 +11,7 @@
 namespace nestsim::detail {
 
 // Resident blocks of 256 threads per SM asked of the fused pair steps on the GPU
-// (loops.cuh, for_each_bounded; docs/perf-log.md, "records, bounded launches"). A
+// (loops.cuh, for_each_bounded; dev/perf-log.md, "records, bounded launches"). A
 // launch bound, so a compile-time constant.
 constexpr int kPairMinBlocks = 4;
 template <class F, class Index>
@@ -21,7 +21,7 @@ void launch_pair_step(Index n, F f) {
 
 
 #if !defined(NESTSIM_BACKEND_CUDA)
-// The fused pair pass on the CPU (20-28% faster on 2 cores; docs/perf-log.md, "the CPU's
+// The fused pair pass on the CPU (20-28% faster on 2 cores; dev/perf-log.md, "the CPU's
 // fused pair pass"): instead of count -> scan -> write, which walks every item that has
 // pairs twice, chunks of items walk once into a vector of their own and append it after
 // the running total with one atomic add per chunk (GPU: one per warp, pair_sink.cuh,

@@ -7,7 +7,7 @@ namespace nestsim::detail {
 
 #if defined(NESTSIM_BACKEND_CUDA)
 // A second stream, for work that may run beside the default stream's (HSX's large-body
-// tasks and walk beside the small-small walk; docs/perf-log.md, "the large bodies' work
+// tasks and walk beside the small-small walk; dev/perf-log.md, "the large bodies' work
 // beside the small-small walk"). Created on first
 // use, non-blocking, with the device's highest priority, so that as the default
 // stream's blocks finish, its blocks take their slots first. fork() orders it after

@@ -19,8 +19,12 @@ bool ShellCellsFamily<Real>::prepare(const Policy& exec, const std::vector<Group
   template bool ShellCellsFamily<Real>::prepare<DefaultPolicy>(                             \
       const DefaultPolicy&, const std::vector<GroupGrid>&, GroupGrid*,                      \
       const SortedBodies<Real>&, const Space<Real>&, BodyRecord<Real>*, const HsxTuning&);
+#if defined(NESTSIM_FAMILY_REAL)  // one precision per compile (broadphase/CMakeLists.txt)
+NESTSIM_SHELL_CELLS(NESTSIM_FAMILY_REAL)
+#else
 NESTSIM_SHELL_CELLS(float)
 NESTSIM_SHELL_CELLS(double)
+#endif
 #undef NESTSIM_SHELL_CELLS
 
 }  // namespace nestsim::detail

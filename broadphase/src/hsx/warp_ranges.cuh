@@ -8,7 +8,7 @@
 namespace nestsim::detail {
 
 // The GPU's fused pair pass with the candidates tested by the whole warp
-// (docs/perf-log.md, "each warp's candidates tested by all its lanes"). A walk's bucket
+// (dev/perf-log.md, "each warp's candidates tested by all its lanes"). A walk's bucket
 // ranges differ in number and length from lane to lane, so a warp whose lanes each test
 // their own ranges runs with a few lanes active (measured: 10.7 of 32 in the small-small
 // walk, 3 in its candidate loop). Here each lane walks its own window but keeps its first
@@ -24,7 +24,7 @@ struct WarpOwner {  // what a candidate is tested against
 };
 
 // A window's dense columns, deferred by the walk of one lane so that the whole warp
-// walks them (docs/perf-log.md, "the warp walks its lanes' columns together"): the plan's
+// walks them (dev/perf-log.md, "the warp walks its lanes' columns together"): the plan's
 // cells (unwrapped; a dense table has fewer
 // than 2^31 cells on each axis), the reach, and columns [c0, c0 + columns) of it.
 template <class Real>
@@ -56,7 +56,7 @@ struct RangeSlots;
 // The calling thread's lane, read from the special register at each use: a volatile
 // read that the compiler neither hoists nor keeps, so that the lane is not one more
 // value live across the whole walk, which would be spilled to the stack
-// (docs/perf-log.md, "two values fewer in the walks' stack frame").
+// (dev/perf-log.md, "two values fewer in the walks' stack frame").
 NESTSIM_HD inline uint32_t lane_now(uint32_t host_lane) {
 #if defined(__CUDA_ARCH__)
   (void)host_lane;

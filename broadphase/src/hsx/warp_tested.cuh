@@ -18,12 +18,12 @@ template <class Real>
 constexpr uint32_t kWarpBlockThreads = sizeof(Real) == 4 ? detail::kBoundedThreads
                                                          : detail::kBoundedThreads / 2;
 // Resident blocks of 256 threads per SM asked of warp_tested_items (the register
-// budget: 65536 / (256 k); 2, 3 and 5 are slower than 4 on the H100; docs/perf-log.md,
+// budget: 65536 / (256 k); 2, 3 and 5 are slower than 4 on the H100; dev/perf-log.md,
 // "the walks' occupancy").
 constexpr int kWalkMinBlocks = kPairMinBlocks;
 
 // The fused pair pass of the HSX walks with the warp sharing its work (warp_ranges.cuh,
-// WarpRanges; docs/perf-log.md, "each warp's candidates tested by all its lanes" and "the
+// WarpRanges; dev/perf-log.md, "each warp's candidates tested by all its lanes" and "the
 // warp walks its lanes' columns together"): each lane plans its item's walk; the columns
 // of dense windows (`defer`) are numbered across the warp and each lane walks every 32nd
 // of them (walk_warp_column); the bucket ranges kept on the way are numbered likewise and

@@ -154,7 +154,11 @@ uint64_t SolidGrids<Real>::aabb_dim(const BroadphaseOptions& options,
                                         static_cast<const uint32_t*>(raw(entry_body_)), entries);
 }
 
+#if defined(NESTSIM_FAMILY_REAL)  // one precision per compile (broadphase/CMakeLists.txt)
+template class SolidGrids<NESTSIM_FAMILY_REAL>;
+#else
 template class SolidGrids<float>;
 template class SolidGrids<double>;
+#endif
 
 }  // namespace nestsim::detail

@@ -125,9 +125,6 @@ class H5mdWriter {
   uint64_t frames() const;  // frames in the file
   WriteTimes times() const;
   uint64_t slots() const;   // current slot capacity
-  // Whether write() checks the room on the disk before a frame (default true); off,
-  // only the take-back after a failed write keeps frames whole (tests of that path).
-  void set_room_check(bool on);
   // Flushes and closes; later writes throw. A trajectory that replaces a file is moved
   // over it now if it holds a frame, else removed (the old file kept). The destructor
   // does the same, without throwing.

@@ -79,7 +79,7 @@ class PendingFrame {
 struct SimulationOptions {
   // Verlet skin of the neighbour lists (length units); 0 picks 32 sqrt(2 D_max dt), adapted
   // while events keep the lists short-lived (measured on the default model: 16 rebuilt
-  // every other step, 64 made the lists too long; docs/perf-log.md).
+  // every other step, 64 made the lists too long; dev/perf-log.md).
   double skin = 0;
   // Initial bodies take slots in spatial (Morton) order, for memory locality; false: slot
   // = id. The trajectory's physics does not depend on it (tested bitwise).
