@@ -46,7 +46,7 @@ YAML::Node to_yaml(const py::handle& value, const std::string& where) {
   }
   throw py::type_error((where.empty() ? std::string("the model") : where) +
                        ": a model holds numbers, text, booleans, lists and dicts, not " +
-                       py::str(value.get_type().attr("__name__")).cast<std::string>());
+                       py::str(py::type::handle_of(value).attr("__name__")).cast<std::string>());
 }
 
 // YAML node -> Python value: plain scalars as int, float, bool or None where they read
