@@ -125,6 +125,9 @@ def test_a_bad_value_is_refused_and_the_model_kept():
     with pytest.raises(nestsim.ModelError) as e:
         m["simulation.bogus"] = 1
     assert "bogus" in str(e.value)
+    with pytest.raises(TypeError, match="simulation.seed: a model holds numbers, text, "
+                                        "booleans, lists and dicts, not object"):
+        m["simulation.seed"] = object()
     assert m.to_yaml() == before
 
 
