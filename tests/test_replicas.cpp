@@ -8,12 +8,15 @@
 #include <stdexcept>
 #include <vector>
 
+#include "frame_checks.h"
 #include "nestsim/io/model.h"
 #include "nestsim/io/placement.h"
 #include "nestsim/sim/replicas.h"
 #include "nestsim/sim/simulation.h"
 
 using namespace nestsim;
+using nestsim::testing::check_same_frame;
+using nestsim::testing::same_bytes;
 
 namespace {
 
@@ -30,24 +33,6 @@ std::vector<sim::Setup> default_setups(int count) {
   return out;
 }
 
-template <class T>
-bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
-}
-
-void check_same(const sim::Frame& a, const sim::Frame& b) {
-  CHECK(a.step == b.step);
-  CHECK(a.next_id == b.next_id);
-  CHECK(a.broadphase_pairs == b.broadphase_pairs);
-  CHECK(a.reaction_events == b.reaction_events);
-  CHECK(same_bytes(a.position, b.position));
-  CHECK(same_bytes(a.image, b.image));
-  CHECK(a.id == b.id);
-  CHECK(a.kind == b.kind);
-  CHECK(same_bytes(a.radius, b.radius));
-  CHECK(a.parent == b.parent);
-  CHECK(a.membrane == b.membrane);
-}
 
 }  // namespace
 
@@ -75,7 +60,7 @@ TEST_CASE("replicas side by side are their separate runs, bit for bit") {
     REQUIRE(frames.size() == std::size_t(count));
     for (int r = 0; r < count; ++r) {
       CAPTURE(r);
-      check_same(frames[std::size_t(r)], separate[std::size_t(r)]);
+      check_same_frame(frames[std::size_t(r)], separate[std::size_t(r)]);
     }
   }
 }

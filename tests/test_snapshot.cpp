@@ -10,11 +10,14 @@
 #include <vector>
 
 #include "nestsim/io/h5md.h"
+#include "frame_checks.h"
 #include "nestsim/io/model.h"
 #include "nestsim/io/placement.h"
 #include "nestsim/sim/simulation.h"
 
 using namespace nestsim;
+using nestsim::testing::check_same_frame;
+using nestsim::testing::same_bytes;
 
 namespace {
 
@@ -24,26 +27,6 @@ sim::Setup default_setup() {
   return io::make_setup(io::load_model(NESTSIM_SOURCE_DIR "/models/default.yaml"));
 }
 
-template <class T>
-bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
-}
-
-void check_same(const sim::Frame& a, const sim::Frame& b) {
-  CHECK(a.step == b.step);
-  CHECK(std::memcmp(&a.time, &b.time, sizeof a.time) == 0);
-  CHECK(a.next_id == b.next_id);
-  CHECK(a.broadphase_pairs == b.broadphase_pairs);
-  CHECK(a.reaction_events == b.reaction_events);
-  CHECK(same_bytes(a.position, b.position));
-  CHECK(same_bytes(a.image, b.image));
-  CHECK(a.id == b.id);
-  CHECK(a.kind == b.kind);
-  CHECK(same_bytes(a.radius, b.radius));
-  CHECK(same_bytes(a.thickness, b.thickness));
-  CHECK(a.parent == b.parent);
-  CHECK(a.membrane == b.membrane);
-}
 
 }  // namespace
 
@@ -60,15 +43,15 @@ TEST_CASE("a snapshot taken later, on another thread, is the frame of its step")
   simulation.run(40);  // the state moves on; the snapshots must not
   REQUIRE(direct[0].position != direct[2].position);
   // Taken out of order, one on another thread.
-  check_same(pending[2].take(), direct[2]);
+  check_same_frame(pending[2].take(), direct[2]);
   const sim::Frame first = std::async(std::launch::async, [&] { return pending[0].take(); }).get();
-  check_same(first, direct[0]);
-  check_same(pending[1].take(), direct[1]);
+  check_same_frame(first, direct[0]);
+  check_same_frame(pending[1].take(), direct[1]);
   CHECK_THROWS_AS(pending[1].take(), std::logic_error);
   // The buffers are reused: a later snapshot is again the frame of its step.
   simulation.run(10);
   sim::PendingFrame again = simulation.snapshot();
-  check_same(again.take(), simulation.frame());
+  check_same_frame(again.take(), simulation.frame());
 }
 
 TEST_CASE("a snapshot outlives its simulation and survives a restore") {
@@ -83,5 +66,5 @@ TEST_CASE("a snapshot outlives its simulation and survives a restore") {
     simulation.run(5);
     return p;
   }();
-  check_same(pending.take(), direct);
+  check_same_frame(pending.take(), direct);
 }
