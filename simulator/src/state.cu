@@ -128,7 +128,12 @@ void BodyState::set_contacts(const Setup& setup) {
     throw std::invalid_argument("Setup::contact_exempt has " +
                                 std::to_string(setup.contact_exempt.size()) +
                                 " entries; expected 0 or kinds x kinds = " + std::to_string(want));
-  contact_exempt.assign(setup.contact_exempt.begin(), setup.contact_exempt.end());
+  // An empty table (nothing exempt) is cleared, not assigned: Thrust's copy from an empty
+  // host range dereferences its begin.
+  if (setup.contact_exempt.empty())
+    contact_exempt.clear();
+  else
+    contact_exempt.assign(setup.contact_exempt.begin(), setup.contact_exempt.end());
 }
 
 }  // namespace nestsim::sim::detail
