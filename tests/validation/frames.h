@@ -46,6 +46,23 @@ inline std::vector<Vec> positions(const nestsim::sim::Frame& f) {
   return x;
 }
 
+// For each body[k] (a membrane protein, by id: the frame in id order), the unit vector
+// from its compartment centre[k] to it, nearest image in a periodic box (a box edge 0:
+// that axis not periodic): the direction whose correlation <cos theta> measures
+// diffusion on a sphere.
+inline std::vector<Vec> unit_directions(const nestsim::sim::Frame& f,
+                                        const std::vector<int64_t>& body,
+                                        const std::vector<int64_t>& centre, const Vec& box) {
+  std::vector<Vec> u;
+  for (std::size_t k = 0; k < body.size(); ++k) {
+    const Vec d = periodic_delta(f.position[std::size_t(body[k])],
+                                 f.position[std::size_t(centre[k])], box);
+    const double len = std::sqrt(norm2(d));
+    u.push_back({d[0] / len, d[1] / len, d[2] / len});
+  }
+  return u;
+}
+
 // The overlapping pairs of equal spheres (radius a) and their summed harmonic energy
 // k/2 (2a - r)^2 (kT), in a periodic box.
 inline std::pair<double, double> overlaps(const std::vector<Vec>& x, const Vec& box, double a, double k) {

@@ -37,6 +37,7 @@
 #include "nestsim/io/model.h"
 #include "nestsim/sim/simulation.h"
 #include "sim_helpers.h"
+#include "frames.h"
 #include "stats.h"
 
 using namespace nestsim::sim;
@@ -117,14 +118,7 @@ void membrane_cos(Ledger& ledger, double dt, uint64_t seed, uint64_t variant) {
   Simulation sim(b.s);
   const Vec pbox{box, box, box};
   const auto directions = [&](const Frame& f) {
-    std::vector<Vec> u;
-    for (std::size_t k = 0; k < receptors.size(); ++k) {
-      const Vec d = periodic_delta(f.position[std::size_t(receptors[k])],
-                                   f.position[std::size_t(home[k])], pbox);
-      const double len = std::sqrt(norm2(d));
-      u.push_back({d[0] / len, d[1] / len, d[2] / len});
-    }
-    return u;
+    return unit_directions(f, receptors, home, pbox);
   };
   std::vector<Vec> last = directions(by_id(sim.frame()));
   Mean cosine;
