@@ -52,7 +52,10 @@ void for_each_replica(int count, const std::function<void(int)>& body, int worke
 #endif
   std::atomic<int> next{0};
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(count));
-  auto work = [&]() {
+  // A worker that cannot start (its device, its team) leaves the replicas to the others;
+  // its error is reported only when no worker started, so no replica ran.
+  std::vector<std::exception_ptr> start_errors(static_cast<std::size_t>(workers));
+  auto work = [&](int w) {
     try {
 #if defined(NESTSIM_BACKEND_CUDA)
       NESTSIM_CUDA_CHECK(cudaSetDevice(device));
@@ -61,10 +64,7 @@ void for_each_replica(int count, const std::function<void(int)>& body, int worke
       omp_set_num_threads(team);
 #endif
     } catch (...) {
-      // A worker that cannot start leaves its replicas to the others; should none start,
-      // every replica reports the error.
-      for (int r = 0; r < count; ++r)
-        if (!errors[std::size_t(r)]) errors[std::size_t(r)] = std::current_exception();
+      start_errors[std::size_t(w)] = std::current_exception();
       return;
     }
     for (int r = next++; r < count; r = next++) {
@@ -77,8 +77,11 @@ void for_each_replica(int count, const std::function<void(int)>& body, int worke
   };
   std::vector<std::thread> threads;
   threads.reserve(std::size_t(workers));
-  for (int w = 0; w < workers; ++w) threads.emplace_back(work);
+  for (int w = 0; w < workers; ++w) threads.emplace_back(work, w);
   for (auto& t : threads) t.join();
+  if (next.load() == 0)
+    for (const auto& e : start_errors)
+      if (e) std::rethrow_exception(e);
   for (const auto& e : errors)
     if (e) std::rethrow_exception(e);
 }
