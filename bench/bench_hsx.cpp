@@ -3,6 +3,7 @@
 //             [--brute-max-n N] [--csv FILE] [--seed S]
 //             [--scene exponential|equal] [--dim 3|2] [--phis 0.1,0.3]
 //             [--order random|morton] [--shells 1e4,1e6]
+//             [--shell-scenes concentric,nested]
 // Scenes: exponential radii (mean 1, cut at 20, 20% solid, others q = 0.2 r) at volume
 // fraction 0.1 and 0.3 (the scene of N bodies from seed S + N, S = 12345 unless --seed:
 // the spread of the timings over scenes); concentric shells and nested vesicles (--shells).
@@ -19,7 +20,8 @@
 // the Morton order of their centres (scenes::order_spatially), as the simulator stores
 // them, instead of the generator's random order (scene names end in " morton").
 // --shells: the sizes of the nested-shell scenes, concentric shells and a cell full of
-// nested vesicles (scenes::nested; default 1e4 each).
+// nested vesicles (scenes::nested; default 1e4 each); --shell-scenes: which of the two
+// (default both), to time or profile one alone.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -95,6 +97,7 @@ struct SceneChoice {
   std::vector<double> phis = {0.1, 0.3};
   bool morton = false;  // --order morton
   std::vector<std::size_t> shells = {10000};  // --shells: concentric and nested sizes
+  bool concentric = true, nested = true;      // --shell-scenes
 };
 
 constexpr uint64_t kDefaultSeed = 12345;
@@ -123,10 +126,13 @@ int run(const std::vector<std::size_t>& sizes, int repeats, std::size_t brute_ma
     }
   }
   for (std::size_t n : choice.shells) {
-    const scenes::Scene c = scenes::concentric(n, 3);
-    rows.push_back(measure<Real>("concentric shells", c, Method::hsx, repeats));
-    if (c.bodies.size() <= brute_max)
-      rows.push_back(measure<Real>("concentric shells", c, Method::brute, repeats));
+    if (choice.concentric) {
+      const scenes::Scene c = scenes::concentric(n, 3);
+      rows.push_back(measure<Real>("concentric shells", c, Method::hsx, repeats));
+      if (c.bodies.size() <= brute_max)
+        rows.push_back(measure<Real>("concentric shells", c, Method::brute, repeats));
+    }
+    if (!choice.nested) continue;
     const scenes::Scene v = scenes::nested(n, 3, seed + n);
     rows.push_back(measure<Real>("nested vesicles", v, Method::hsx, repeats));
     if (v.bodies.size() <= brute_max)
@@ -166,6 +172,16 @@ int main(int argc, char** argv) try {
     };
     if (a == "--sizes") sizes = parse_sizes(value());
     else if (a == "--shells") choice.shells = parse_sizes(value());
+    else if (a == "--shell-scenes") {
+      const std::string v = value();
+      choice.concentric = v.find("concentric") != std::string::npos;
+      choice.nested = v.find("nested") != std::string::npos;
+      if (!choice.concentric && !choice.nested) {
+        std::fprintf(stderr, "bench_hsx: bad --shell-scenes '%s' (concentric,nested)\n",
+                     v.c_str());
+        return 2;
+      }
+    }
     else if (a == "--repeats") repeats = std::atoi(value().c_str());
     else if (a == "--brute-max-n") brute_max = std::size_t(std::stod(value()));
     else if (a == "--precision") precision = value();
@@ -211,7 +227,8 @@ int main(int argc, char** argv) try {
                    "usage: bench_hsx [--sizes 1e5,1e6,1e7] [--repeats K] [--precision float|double]"
                    " [--brute-max-n N] [--csv FILE] [--seed S]"
                    " [--scene exponential|equal] [--dim 3|2] [--phis 0.1,0.3]"
-                   " [--order random|morton] [--shells 1e4,1e6] [--tune FIELD=VALUE ...]\n");
+                   " [--order random|morton] [--shells 1e4,1e6]"
+                   " [--shell-scenes concentric,nested] [--tune FIELD=VALUE ...]\n");
       return a == "--help" ? 0 : 2;
     }
   }
