@@ -814,7 +814,7 @@ TEST_CASE("reaction errors name file, line, column and key") {
   }
   SUBCASE("unknown key") {
     expect_error(with_reaction(19, "  - {name: d, rule: \"ligand -> 0\", rate: 1, k: 2}"), 19,
-                 "k:", "reactions[0].k", "unknown key (expected one of: kon, name, radius, rate, rule)");
+                 "k:", "reactions[0].k", "unknown key (expected one of: koff, kon, name, radius, rate, rule)");
   }
   SUBCASE("missing name, rule, rate") {
     expect_error(with_reaction(19, "  - {rule: \"ligand -> 0\", rate: 1}"), 19, "{",

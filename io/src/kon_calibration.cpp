@@ -211,6 +211,13 @@ double doi_rate_for_kon_soft(double kon, double D, double R, double contact, dou
 KonRule calibrate_rule(const ReactionSpec& x, const Model& m) {
   KonRule out;
   out.radius = x.radius.value_or(0);
+  if (x.forward >= 0) {
+    const double q = unbinding_step_probability(x, m);
+    if (!(q < 1))
+      throw std::domain_error("reaction '" + x.name + "': no unbinding rate holds K = kon / koff at this dt");
+    out.rate = -std::log1p(-q) / m.dt;
+    return out;
+  }
   if (!x.kon) {
     out.rate = x.rate;
     return out;
@@ -258,6 +265,78 @@ double largest_dt_for_kon(const ReactionSpec& x, const Model& m, double min_box)
   for (int i = 0; i < 200 && hi - lo > 1e-10; ++i) {
     const double mid = 0.5 * (lo + hi);
     (2 * andrews_bray_binding_radius(*x.kon, D, std::exp(mid)) < min_box ? lo : hi) = mid;
+  }
+  return std::exp(lo);
+}
+
+}  // namespace nestsim::io
+
+namespace nestsim::io {
+
+double boltzmann_ball_volume(double R, double contact, double repulsion) {
+  if (!(R > 0) || !std::isfinite(R) || !(contact >= 0) || !(repulsion >= 0) || !std::isfinite(repulsion))
+    throw std::domain_error("boltzmann_ball_volume: expected R > 0, contact >= 0, repulsion >= 0");
+  if (repulsion == 0 || contact == 0) return ball * R * R * R;
+  // Simpson over [0, min(R, contact)] (U smooth there), the rest exact.
+  const double inner = std::min(R, contact);
+  const int n = 20000;  // even
+  const double h = inner / n;
+  double sum = 0;
+  for (int i = 0; i <= n; ++i) {
+    const double r = i * h, d = contact - r;
+    const double f = r * r * std::exp(-0.5 * repulsion * d * d);
+    sum += (i == 0 || i == n ? 1 : i % 2 ? 4 : 2) * f;
+  }
+  double v = 4 * pi * sum * h / 3;
+  if (R > contact) v += ball * (R * R * R - contact * contact * contact);
+  return v;
+}
+
+namespace {
+
+// p V of a reversible rule's forward rule at dt (kon_calibration.h: K = p V / q).
+double binding_volume_per_step(const ReactionSpec& forward, const Model& m, double dt) {
+  Model at = m;
+  at.dt = dt;
+  const KonRule f = calibrate_rule(forward, at);
+  if (f.every_pair) return ball * f.radius * f.radius * f.radius;
+  double contact = 0;
+  if (m.contacts == sim::Contacts::soft)
+    for (const auto& t : forward.reactants)
+      if (const KindSpec* k = m.find_kind(t.kind)) contact += k->radius;
+  const double repulsion = m.contacts == sim::Contacts::soft ? m.repulsion : 0;
+  return -std::expm1(-f.rate * dt) * boltzmann_ball_volume(f.radius, contact, repulsion);
+}
+
+const ReactionSpec& forward_of(const ReactionSpec& x, const Model& m) {
+  if (x.forward < 0 || std::size_t(x.forward) >= m.reactions.size() || !m.reactions[std::size_t(x.forward)].kon)
+    throw std::invalid_argument("reaction '" + x.name + "': not the reverse of a reversible rule");
+  return m.reactions[std::size_t(x.forward)];
+}
+
+}  // namespace
+
+double unbinding_step_probability(const ReactionSpec& x, const Model& m) {
+  const ReactionSpec& forward = forward_of(x, m);
+  const double kon = *forward.kon, koff = x.koff.value_or(x.rate);
+  if (!(koff > 0)) return 0;
+  if (!(kon > 0)) return 1;  // K = 0: the reverse would have to be instantaneous
+  return binding_volume_per_step(forward, m, m.dt) * koff / kon;
+}
+
+double largest_dt_for_koff(const ReactionSpec& x, const Model& m) {
+  const ReactionSpec& forward = forward_of(x, m);
+  const double kon = *forward.kon, koff = x.koff.value_or(x.rate);
+  if (!(koff > 0)) return std::numeric_limits<double>::infinity();
+  if (!(kon > 0)) return 0;
+  const auto q = [&](double dt) { return binding_volume_per_step(forward, m, dt) * koff / kon; };
+  // q grows with dt (p and sigma_b do); bisection in ln dt for q = 1.
+  double lo = std::log(1e-30), hi = std::log(1e30);
+  if (!(q(std::exp(lo)) < 1)) return 0;
+  if (q(std::exp(hi)) < 1) return std::numeric_limits<double>::infinity();
+  for (int i = 0; i < 200 && hi - lo > 1e-10; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (q(std::exp(mid)) < 1 ? lo : hi) = mid;
   }
   return std::exp(lo);
 }

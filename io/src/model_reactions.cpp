@@ -19,8 +19,9 @@ namespace {
 // --- reactions -------------------------------------------------------------------
 
 const char* const rule_forms =
-    "expected 'A -> B', 'A -> 0', 'A -> B + C', 'A + B -> C' or 'A + B -> C + D', where a "
-    "term is KIND or KIND in|on|outside COMPARTMENT (at most 2 reactants and 2 products)";
+    "expected 'A -> B', 'A -> 0', 'A -> B + C', 'A + B -> C', 'A + B -> C + D' or the "
+    "reversible 'A + B <-> C', where a term is KIND or KIND in|on|outside COMPARTMENT (at "
+    "most 2 reactants and 2 products)";
 
 std::string trim(const std::string& s) {
   const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
@@ -74,15 +75,19 @@ std::string parse_side(const std::string& text, bool products, std::vector<RuleT
   return "";
 }
 
-// Parses "REACTANTS -> PRODUCTS" into `spec`; returns what is wrong, or "".
-std::string parse_rule(const std::string& rule, ReactionSpec& spec) {
+// Parses "REACTANTS -> PRODUCTS" (or "REACTANTS <-> PRODUCTS", then `reversible`) into
+// `spec`; returns what is wrong, or "".
+std::string parse_rule(const std::string& rule, ReactionSpec& spec, bool& reversible) {
   const std::size_t arrow = rule.find("->");
   if (arrow == std::string::npos) return "no '->'";
   if (rule.find("->", arrow + 2) != std::string::npos) return "more than one '->'";
+  reversible = arrow > 0 && rule[arrow - 1] == '<';
+  const std::size_t left_end = reversible ? arrow - 1 : arrow;
   spec.reactants.clear();
   spec.products.clear();
-  std::string what = parse_side(rule.substr(0, arrow), false, spec.reactants);
+  std::string what = parse_side(rule.substr(0, left_end), false, spec.reactants);
   if (what.empty()) what = parse_side(rule.substr(arrow + 2), true, spec.products);
+  if (what.empty() && reversible && spec.products.empty()) return "'<->' needs products (not 0)";
   return what;
 }
 
@@ -206,6 +211,28 @@ void read_kon(const Reader& r, const YAML::Node& v, const std::string& key, cons
   x.given_unit = unit;
 }
 
+// `koff:` of a reversible rule: a rate per time, with a unit or in model units.
+void read_koff(const Reader& r, const YAML::Node& v, const std::string& key, const Units& units,
+               ReactionSpec& reverse) {
+  ReactionSpec x;
+  read_rate(r, v, key, units, x);
+  reverse.koff = x.rate;
+  reverse.rate = x.rate;
+  reverse.given = x.given;
+  reverse.given_unit = x.given_unit;
+  reverse.rate_at = x.rate_at;
+}
+
+// "A + B -> C" or "C -> A + B" spelled from the terms of a reversible rule (no sites).
+std::string spelled(const std::vector<RuleTerm>& from, const std::vector<RuleTerm>& to) {
+  const auto side = [](const std::vector<RuleTerm>& terms) {
+    std::string s;
+    for (const auto& t : terms) s += (s.empty() ? "" : " + ") + t.kind;
+    return s;
+  };
+  return side(from) + " -> " + side(to);
+}
+
 }  // namespace
 
 void read_reactions(const Reader& r, const YAML::Node& node, Model& m) {
@@ -214,7 +241,7 @@ void read_reactions(const Reader& r, const YAML::Node& node, Model& m) {
   for (std::size_t i = 0; i < node.size(); ++i) {
     const YAML::Node& e = node[i];
     const std::string key = "reactions[" + std::to_string(i) + "]";
-    r.expect_map(e, key, {"name", "rule", "rate", "kon", "radius"});
+    r.expect_map(e, key, {"name", "rule", "rate", "kon", "koff", "radius"});
     ReactionSpec x;
     x.where = location(e);
     if (!e["name"])
@@ -227,9 +254,36 @@ void read_reactions(const Reader& r, const YAML::Node& node, Model& m) {
       r.fail(rule, key + ".rule", "expected a rule such as 'A + B -> C', got " + describe(rule));
     x.rule = trim(rule.Scalar());
     x.rule_at = location(rule);
-    const std::string what = parse_rule(x.rule, x);
+    bool reversible = false;
+    const std::string what = parse_rule(x.rule, x, reversible);
     if (!what.empty())
       r.fail(rule, key + ".rule", "malformed rule '" + excerpt(x.rule) + "': " + what + "; " + rule_forms);
+    if (reversible) {
+      // "A + B <-> C": two free species and their complex, kon and koff (models/README.md,
+      // "Reversible rules"); read as the forward rule and its reverse.
+      if (x.reactants.size() != 2 || x.products.size() != 1)
+        r.fail(rule, key + ".rule",
+               "a reversible rule is 'A + B <-> C' (two reactants, one product), got '" +
+                   excerpt(x.rule) + "'");
+      for (const auto* side : {&x.reactants, &x.products})
+        for (const auto& t : *side)
+          if (t.where != RuleTerm::Where::any)
+            r.fail(rule, key + ".rule",
+                   "a reversible rule 'A + B <-> C' takes kinds without sites (in, on, outside), "
+                   "got '" + excerpt(x.rule) + "'");
+      if (e["rate"])
+        r.fail(e["rate"], key + ".rate",
+               "a reversible rule takes kon: (the macroscopic rate constant, e.g. '1e8 /M/s') "
+               "and koff: (per time, e.g. '1e4 /s'), not rate:");
+      if (!e["kon"])
+        r.fail(e, key + ".kon", "missing: a reversible rule 'A + B <-> C' needs kon: (e.g. '1e8 /M/s')");
+      if (!e["koff"])
+        r.fail(e, key + ".koff", "missing: a reversible rule 'A + B <-> C' needs koff: (e.g. '1e4 /s')");
+    } else if (e["koff"]) {
+      r.fail(e["koff"], key + ".koff",
+             "koff: is the dissociation rate of a reversible rule 'A + B <-> C' (with kon:); "
+             "rule '" + excerpt(x.rule) + "' is one-way: give its rate with rate: or kon:");
+    }
     if (!e["rate"] && !e["kon"])
       r.fail(e, key + ".rate",
              "missing (expected a rate >= 0, per time unit, such as 0.5 or '0.5 /s'; or for "
@@ -244,7 +298,22 @@ void read_reactions(const Reader& r, const YAML::Node& node, Model& m) {
       x.radius = r.number_at_least(e["radius"], key + ".radius", 0, true);
       x.radius_at = location(e["radius"]);
     }
-    m.reactions.push_back(x);  // references and supported forms: validate()
+    if (!reversible) {
+      m.reactions.push_back(x);  // references and supported forms: validate()
+      continue;
+    }
+    ReactionSpec back;
+    back.name = x.name + "_reverse";
+    back.rule = spelled(x.products, x.reactants);
+    back.reactants = x.products;
+    back.products = x.reactants;
+    back.where = x.where;
+    back.name_at = x.name_at;
+    back.rule_at = x.rule_at;
+    back.forward = int(m.reactions.size());
+    read_koff(r, e["koff"], key + ".koff", m.units, back);
+    m.reactions.push_back(x);
+    m.reactions.push_back(back);
   }
 }
 
@@ -351,6 +420,48 @@ void check_kon(const Reader& r, const Model& m, const ReactionSpec& x, const std
   r.fail(at, key + ".kon", os.str());
 }
 
+// The reverse of a reversible rule (its forward rule checked by check_kon): koff >= 0,
+// and an unbinding probability per step q < 1 that holds K = kon / koff at the run's dt
+// (nestsim/io/kon_calibration.h), or the largest dt below which one does.
+void check_koff(const Reader& r, const Model& m, const ReactionSpec& x, const std::string& key) {
+  const Location at = or_entry(x.rate_at, x.where);
+  const double koff = x.koff.value_or(0);
+  if (!(koff >= 0) || !std::isfinite(koff)) r.fail(at, key + ".koff", "expected a rate >= 0 (per time)");
+  const ReactionSpec& forward = m.reactions[std::size_t(x.forward)];
+  if (!(forward.kon.value_or(0) > 0) && koff > 0)
+    r.fail(at, key + ".koff", "a reversible rule with koff > 0 needs kon > 0 (K = kon / koff)");
+  if (koff == 0 || !(m.dt > 0) || !std::isfinite(m.dt)) return;
+  double q = 0, largest = 0;
+  try {
+    q = unbinding_step_probability(x, m);
+    largest = largest_dt_for_koff(x, m);
+  } catch (const std::exception& e) {
+    r.fail(at, key + ".koff", std::string("koff cannot be held: ") + e.what());
+  }
+  if (q < 1) return;
+  std::ostringstream os;
+  os << "koff ";
+  if (!x.given_unit.empty()) os << x.given << " " << x.given_unit << " = ";
+  os << koff << " /" << m.units.time << " with kon " << *forward.kon << " " << m.units.length << "^3/"
+     << m.units.time << " needs an unbinding probability per step q = p V koff / kon = " << q
+     << " >= 1 at simulation.dt " << m.dt << " " << m.units.time
+     << " (K = kon / koff held by detailed balance, models/README.md \"Reversible rules\")";
+  if (largest > 0)
+    os << ": simulation.dt is too large; the largest dt is " << largest << " " << m.units.time;
+  else
+    os << ": no dt holds it; lower koff or raise kon";
+  r.fail(at, key + ".koff", os.str());
+}
+
+// The key path of rule i: its entry in the file (a reversible rule's reverse follows its
+// forward rule in m.reactions, and is the entry's koff:).
+std::string entry_key(const Model& m, std::size_t i) {
+  std::size_t entry = 0;
+  for (std::size_t j = 0; j < i; ++j) entry += m.reactions[j].forward < 0;
+  if (m.reactions[i].forward >= 0) --entry;
+  return "reactions[" + std::to_string(entry) + "]";
+}
+
 // One rule being checked: where its name, rule and entry are, for the messages.
 struct RuleCheck {
   const Reader& r;
@@ -366,7 +477,7 @@ struct RuleCheck {
         m(model),
         x(model.reactions[index]),
         i(index),
-        key("reactions[" + std::to_string(index) + "]"),
+        key(entry_key(model, index)),
         at_name(or_entry(x.name_at, x.where)),
         at_rule(or_entry(x.rule_at, x.where)),
         rule("'" + rule_text(x) + "'") {}
@@ -524,6 +635,7 @@ void check_reactions(const Reader& r, const Model& m, double min_box) {
     c.form();
     c.radius(min_box);
     if (c.x.kon) check_kon(r, m, c.x, c.key, min_box);
+    if (c.x.forward >= 0) check_koff(r, m, c.x, c.key);
   }
 }
 

@@ -397,6 +397,7 @@ sim::Reaction reaction_of(const ReactionSpec& x, const Model& m) {
   const KonRule k = calibrate_rule(x, m);  // kon held at dt (nestsim/io/kon_calibration.h)
   r.rate = k.rate;
   r.radius = k.radius;
+  r.equilibrium_products = x.forward >= 0;
   for (const auto& t : x.reactants) r.reactants.push_back(term_of(t, m));
   for (const auto& t : x.products) r.products.push_back(term_of(t, m));
   if (r.reactants.size() == 2 && m.kinds[r.reactants[0].kind].compartment &&

@@ -63,7 +63,8 @@ struct KonRule {
   bool every_pair = false;
 };
 // The engine's form of rule x of model m (a rule given by rate: as written; by kon:
-// calibrated for m.contacts and m.dt as above). Throws std::domain_error (kon out of
+// calibrated for m.contacts and m.dt as above; the reverse of a reversible rule: the
+// rate of its q, below). Throws std::domain_error (kon out of
 // reach) or std::invalid_argument (a reactant missing).
 KonRule calibrate_rule(const ReactionSpec& x, const Model& m);
 
@@ -71,6 +72,32 @@ KonRule calibrate_rule(const ReactionSpec& x, const Model& m);
 // binding radius assumes it): the kinds x kinds table of sim::Setup::contact_exempt with
 // those pairs 1 (symmetric). Empty under soft and none.
 std::vector<uint8_t> kon_contact_exempt(const Model& m);
+
+// --- reversible rules: "A + B <-> C" with kon and koff --------------------------------
+//
+// The reverse C -> A + B places A at C's place and B at a separation r from it drawn
+// from the pair's equilibrium density within the forward rule's reach: uniform in the
+// binding ball (none, hard: sigma_b; the reactants meet as points) or e^{-U(r)} in the
+// reaction ball (soft: U the soft repulsion, radius R). Then each step's reactions obey
+// detailed balance exactly: the pairs that bind from the ball (probability p each: 1
+// under Andrews-Bray, 1 - e^{-lambda dt} under Doi) are replaced, at every r, by the
+// unbinding C's (probability q each, K [A][B] of them), so the uniform pair density and
+// K = [C] / ([A][B]) are stationary with
+//   K = p V / q,   V = the ball's volume weighted by e^{-U} (4/3 pi sigma_b^3 when U = 0),
+// at any dt, as long as the diffusion step keeps the pair's equilibrium (exact for
+// none; hard and soft within their step rules). K = kon / koff gives the unbinding
+// probability per step q = p V koff / kon; the engine runs it as the rate
+// -ln(1 - q) / dt. The forward rule keeps its irreversible calibration, so pairs that
+// meet bind at kon, and a C's dissociations that escape rebinding come at koff.
+
+// V_eff = int_0^R 4 pi r^2 e^{-U(r)} dr, U(r) = repulsion / 2 (contact - r)^2 for r <
+// contact (kT = 1).
+double boltzmann_ball_volume(double R, double contact, double repulsion);
+// q of the reverse rule x (x.forward >= 0) of model m, at m.dt: above. May be >= 1
+// (then no rate holds K: largest_dt_for_koff).
+double unbinding_step_probability(const ReactionSpec& x, const Model& m);
+// The largest dt below which q < 1 (q grows with dt); 0 when none, +inf when every dt.
+double largest_dt_for_koff(const ReactionSpec& x, const Model& m);
 
 // The largest dt at which rule x's kon holds (the checks of model_reactions.cpp): under
 // soft contacts lambda dt <= kMaxDoiStepProbability; under none and hard, a binding

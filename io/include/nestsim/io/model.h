@@ -113,6 +113,11 @@ struct ReactionSpec {
   double given = 0;
   std::string given_unit;
   std::optional<double> radius;    // length; given exactly when there are two reactants
+  // A reversible rule "A + B <-> C" (`kon:`, `koff:`) is read as two: the forward rule
+  // and, after it, its reverse "C -> A + B" named NAME_reverse, which holds koff (1/time)
+  // and the index of its forward rule (nestsim/io/kon_calibration.h: reverse_rate).
+  std::optional<double> koff;
+  int forward = -1;
   std::vector<RuleTerm> reactants;  // 1 or 2, as written
   std::vector<RuleTerm> products;   // 0, 1 or 2 (`0` in the rule: none)
   Location where;                   // the entry

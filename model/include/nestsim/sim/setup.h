@@ -60,6 +60,11 @@ struct Reaction {
   double radius = 0;  // two reactants: reaction radius (length units)
   std::vector<Term> reactants;  // 1 or 2
   std::vector<Term> products;   // 0, 1 or 2
+  // A -> B + C of a free A: C's offset from B drawn from the pair's equilibrium density
+  // in the reverse rule's ball (e^{-U} of the soft repulsion; under hard contacts clear
+  // of the bodies C excludes), for detailed balance: the reverse of a reversible rule
+  // (nestsim/io/kon_calibration.h).
+  bool equilibrium_products = false;
 };
 
 enum class Boundary { periodic, reflective };
