@@ -20,6 +20,11 @@ struct DeviceRule {
   double rate = 0;
   double radius = 0;
   double spread = 0;  // A -> B + C of a free A: C uniform in the ball of this radius around B
+  // Reaction::equilibrium_products: C's offset weighted by e^{-U(r)}, U = repulsion / 2
+  // (contact - r)^2 below contact (0 repulsion: uniform), and under hard contacts kept
+  // clear of the bodies C excludes.
+  bool equilibrium_spread = false;
+  double spread_contact = 0, spread_repulsion = 0;
 };
 
 constexpr int kMaxRules = 64;

@@ -120,31 +120,75 @@ NESTSIM_HD inline Placement place_product(const ReactionView& r, uint32_t i, con
   return out;
 }
 
+// The words of attempt `attempt` >= 1 of body i's spread point (distinct from every
+// stream of random_words: purpose byte 0x10 + attempt).
+NESTSIM_HD inline Philox4x32 spread_words(const ReactionView& r, uint32_t i, uint32_t attempt) {
+  const uint64_t id = uint64_t(r.v.id[i]);
+  const Philox4x32 counter{{uint32_t(r.v.step), uint32_t(r.v.step >> 32), uint32_t(id),
+                            ((0x10u + attempt) << 24) | uint32_t((id >> 32) & 0xFFFFFFu)}};
+  return philox4x32_10(counter, uint32_t(r.v.seed), uint32_t(r.v.seed >> 32));
+}
+
+// Tries of a weighted spread point (rule.spread_repulsion > 0) before the last draw is
+// taken as it is: the acceptance is V_eff / V_ball (0.2 for a ball of the contact
+// distance at repulsion 10 and radii 2.5), so the last is reached with probability
+// 0.8^64 ~ 1e-6.
+constexpr uint32_t kSpreadTries = 64;
+
 // A -> B + C of a free body i: B keeps i's place, C goes to a point uniform in the ball
-// of radius rule.spread around it (Philox words of purpose `event`), which must lie in the
-// same compartment (clear_at; the lists reach that far, setup_rules). Is there a spread
-// point (free reactant, products that stay where i is)? Then `out` holds it.
+// of radius rule.spread around it (Philox words of purpose `event`), or, for a rule with
+// equilibrium_spread under soft contacts, a point of that ball with density e^{-U(r)}
+// (rejection: attempt k's words from spread_words), which must lie in the same
+// compartment (clear_at; the lists reach that far, setup_rules). Is there a spread point
+// (free reactant, products that stay where i is)? Then `out` holds it.
 NESTSIM_HD inline bool spread_point(const ReactionView& r, uint32_t i, const DeviceRule& rule,
                                     double* out) {
   if (!(rule.products == 2 && rule.spread > 0 && r.v.membrane[i] < 0)) return false;
-  const Philox4x32 w = random_words(r.v.seed, r.v.step, uint64_t(r.v.id[i]), RandomPurpose::event);
+  Philox4x32 w = random_words(r.v.seed, r.v.step, uint64_t(r.v.id[i]), RandomPurpose::event);
   double u[3] = {0, 0, 0};
-  const double phi = 6.283185307179586 * uniform_open(w.v[0]);
-  if (r.v.dim == 3) {
-    const double z = 2.0 * uniform_open(w.v[1]) - 1.0, rho = std::sqrt(1.0 - z * z);
-    u[0] = rho * std::cos(phi);
-    u[1] = rho * std::sin(phi);
-    u[2] = z;
-  } else {
-    u[0] = std::cos(phi);
-    u[1] = std::sin(phi);
+  double len = 0;
+  for (uint32_t attempt = 1;; ++attempt) {
+    const double phi = 6.283185307179586 * uniform_open(w.v[0]);
+    if (r.v.dim == 3) {
+      const double z = 2.0 * uniform_open(w.v[1]) - 1.0, rho = std::sqrt(1.0 - z * z);
+      u[0] = rho * std::cos(phi);
+      u[1] = rho * std::sin(phi);
+      u[2] = z;
+    } else {
+      u[0] = std::cos(phi);
+      u[1] = std::sin(phi);
+    }
+    len = rule.spread * (r.v.dim == 3 ? std::cbrt(uniform_open(w.v[2]))
+                                      : std::sqrt(uniform_open(w.v[2])));
+    if (!(rule.spread_repulsion > 0) || attempt >= kSpreadTries) break;
+    const double gap = rule.spread_contact - len;
+    if (!(gap > 0) || uniform_open(w.v[3]) < std::exp(-0.5 * rule.spread_repulsion * gap * gap)) break;
+    w = spread_words(r, i, attempt);
   }
-  const double len = rule.spread * (r.v.dim == 3 ? std::cbrt(uniform_open(w.v[2]))
-                                                 : std::sqrt(uniform_open(w.v[2])));
   double p[3] = {r.v.x[0][i], r.v.x[1][i], r.v.x[2][i]};
   NESTSIM_AXES(k, r.v.dim) p[k] += len * u[k];
   r.v.wrap(p);
   NESTSIM_UNROLL for (int k = 0; k < 3; ++k) out[k] = p[k];
+  return true;
+}
+
+// Under hard contacts, is a ball of kind `kind`, radius rp at p clear of every species
+// in body i's neighbour list that it excludes (other than i)? The lists reach them
+// (setup_rules extends the reactant's reach by the spread and the product's size).
+NESTSIM_HD inline bool clear_of_species(const ReactionView& r, uint32_t i, const double* p, double rp,
+                                        int32_t kind) {
+  for (uint64_t e = r.v.nbr_offsets[i]; e < r.v.nbr_offsets[i + 1]; ++e) {
+    const uint32_t c = r.v.nbrs[e];
+    if (c == i || r.v.empty(c) || r.v.compartment[c]) continue;
+    if (r.v.contact_exempt && r.v.contact_exempt[uint32_t(kind) * r.v.kinds + uint32_t(r.kind[c])]) continue;
+    double s = 0;
+    NESTSIM_AXES(k, r.v.dim) {
+      const double d = minimum_image(p[k] - r.v.x[k][c], r.v.space.edge[k], r.v.space.inv_edge[k]);
+      s += d * d;
+    }
+    const double need = r.v.radius[c] + rp;
+    if (s < need * need) return false;
+  }
   return true;
 }
 
@@ -182,6 +226,8 @@ NESTSIM_HD inline bool placeable(const ReactionView& r, uint32_t i, const Device
     const double rp = r.kind_radius[rule.product[1]];
     if (r.v.reflective && r.v.parent[i] < 0)
       NESTSIM_AXES(k, r.v.dim) if (!(at[k] >= rp && at[k] <= r.v.box[k] - rp)) return false;
+    if (rule.equilibrium_spread && r.v.contacts == 1 && !clear_of_species(r, i, at, rp, rule.product[1]))
+      return false;
     return clear_at(r, i, at, rp, r.v.parent[i], -1);
   }
   return true;

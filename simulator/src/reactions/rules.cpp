@@ -109,7 +109,7 @@ struct RuleCompiler {
   // with a reverse rule B + C -> A of radius R needs C uniform in the ball of radius R
   // around B (then A + B <-> C reaches K = lambda (4/3 pi R^3) / k_back); with no
   // reverse rule, the ball of the contact distance r_B + r_C.
-  void spread(DeviceRule& d) {
+  void spread(DeviceRule& d, const Reaction& rule) {
     d.spread = radius(d.product[0]) + radius(d.product[1]);
     for (const Reaction& back : s.reactions)
       if (back.reactants.size() == 2 && back.products.size() == 1 &&
@@ -117,6 +117,13 @@ struct RuleCompiler {
           ((back.reactants[0].kind == uint32_t(d.product[0]) && back.reactants[1].kind == uint32_t(d.product[1])) ||
            (back.reactants[0].kind == uint32_t(d.product[1]) && back.reactants[1].kind == uint32_t(d.product[0]))))
         d.spread = back.radius;
+    if (rule.equilibrium_products) {
+      d.equilibrium_spread = true;
+      if (s.contacts == Contacts::soft) {
+        d.spread_contact = radius(d.product[0]) + radius(d.product[1]);
+        d.spread_repulsion = s.repulsion;
+      }
+    }
     // clear_at: compartments whose ball meets a product's ball within the spread.
     const double rp = std::max(radius(d.product[0]), radius(d.product[1]));
     need(d.reactant[0], d.spread + rp - radius(d.reactant[0]), -1, 0);
@@ -159,7 +166,7 @@ struct RuleCompiler {
           invalid(who + "a compartment is a product only of budding or fusion");
     }
     if (d.reactants == 2) two_reactants(d, rule);
-    if (d.reactants == 1 && d.products == 2 && !d.bud) spread(d);
+    if (d.reactants == 1 && d.products == 2 && !d.bud) spread(d, rule);
     if (d.reactants == 1 && !d.bud) release_reach(d);
     return d;
   }
