@@ -11,23 +11,26 @@
 # the build included):
 #   build       the CUDA backend (Ninja where found, -j cores) with the Python module for
 #               the machine's own python3 and its pybind11, in BUILD (default
-#               /tmp/nestsim-cuda, outside the tree)
-#   python      the Python tests (label python) with that python3, its pybind11 and numpy,
-#               and `pip install .` of the module into a temporary directory (label pip)
+#               /tmp/nestsim-cuda, outside the tree); the gate's baseline bench_hsx
+#               builds beside it
 #   gate        the GPU benchmark gate (bench/gpu_gate.py): HEAD's bench_hsx against
 #               BASELINE's (default bench/baseline/commit), interleaved, a ratio per
-#               scene; the baseline's bench_hsx builds beside HEAD's build; before the
-#               tests, so that nothing else runs on its GPU
-#   ctest       every test but validation and python (TEST_TIMEOUT seconds each, 240;
-#               CTEST_JOBS at a time, 4; on 2 or more GPUs ENSEMBLE_TIME, 150 s,
-#               kept for the ensemble rows)
-#   ensemble    members/s of `nestsim ensemble` (tests/ensemble/gpu_throughput.sh): one
-#               GPU with one member at a time and with 8 side by side; with 2 or more
-#               GPUs also every GPU in one process and mpirun -n GPUS, and the speed-ups
-#   validation  the validation suite (bench/gpu_validation.sh), both seeds: on one GPU in
-#               the time left at the end; on 2 or more, on the GPUs but the first from the
-#               build's end (the tests, python and the gate use the first), stopping 150 s
-#               before the budget ends so that the ensemble rows have every GPU
+#               scene, alone on the first GPU
+#   then side by side, under a private MPS daemon (MPS=0: without), stopping
+#   ENSEMBLE_TIME (120 s) before the budget ends:
+#     ctest       every test but validation, python and those that need the viewer's
+#                 page (label page: the build here has no node), on the first GPU
+#                 (TEST_TIMEOUT seconds each, 240; CTEST_JOBS_MPS at a time, cores / 4;
+#                 CTEST_JOBS, 4, without MPS)
+#     python      the Python tests (label python) with that python3, its pybind11 and
+#                 numpy, and `pip install .` of the module (label pip), on the first GPU
+#     validation  the validation suite (bench/gpu_validation.sh), both seeds, on the
+#                 GPUs but the first (on the first where it is alone), PER_GPU
+#                 processes at a time on each (the cores left over)
+#   ensemble    members/s of `nestsim ensemble` (tests/ensemble/gpu_throughput.sh),
+#               without MPS: one GPU with one member at a time and with 8 side by side;
+#               with 2 or more GPUs also every GPU in one process and mpirun -n GPUS,
+#               and the speed-ups
 # Prints one summary line per part (also in $OUT/summary.txt); the logs go to
 # $OUT/gpu_check.tgz. Exit status: 0 when every part that ran passed.
 # Where the machine lacks the build's Debian libraries, .gpu/unpack-deps.sh brings them.
@@ -37,8 +40,8 @@ BASELINE=${1:-}
 BUILD=${BUILD:-/tmp/nestsim-cuda}
 BUDGET=${BUDGET:-540}
 TEST_TIMEOUT=${TEST_TIMEOUT:-240}
-# Tests at a time: processes on one GPU do not overlap their kernels (the device
-# time-slices between them), so more than a few only wait on each other.
+# Tests at a time without MPS: processes on one GPU then do not overlap their kernels
+# (the device time-slices between them), so more than a few only wait on each other.
 CTEST_JOBS=${CTEST_JOBS:-4}
 JOBS=${JOBS:-$(nproc)}
 TOP=${OUT:-/tmp/gpu_check}
@@ -127,42 +130,7 @@ if ! timeout "$(left)" cmake --build "$BUILD" -j"$JOBS" > "$LOG/build.log" 2>&1;
 fi
 summary build ok "$(( $(date +%s) - start )) s at -j$JOBS, $(grep -c 'warning' "$LOG/build.log") warning lines, sm_${arch:-90}"
 
-# --- validation beside the tests, on the other GPUs ------------------------------------
-# validation_result: the summary line of a finished gpu_validation.sh run.
-validation_result() {
-  local rc=$1 budget=$2
-  if [ "$rc" -eq 124 ]; then
-    summary validation FAIL "stopped after $budget s (the time left): $(
-      grep -l 'VALIDATION|' "$LOG"/validation/*.log 2>/dev/null | wc -l) processes had finished a check"
-  else
-    [ "$rc" -eq 0 ] && st=ok || st=FAIL
-    summary validation "$st" "$(grep -E 'processes on|failed' "$LOG/validation.log" | tr '\n' ' ' | cut -c1-200)"
-  fi
-}
-if [ -n "$others" ]; then
-  # The ensemble rows need every GPU at the end: the suite stops 150 s before the budget.
-  vbudget=$(( $(left) - 150 ))
-  CUDA_VISIBLE_DEVICES=$others OUT=$LOG timeout "$vbudget" bash bench/gpu_validation.sh "$BUILD" \
-    > "$LOG/validation.log" 2>&1 &
-  validation_pid=$!
-fi
-
-# --- python: the machine's own python3 --------------------------------------------------
-if ! out_of_time python; then
-start=$(date +%s)
-versions=$($python -c "import numpy, pybind11; print('numpy', numpy.__version__, 'pybind11', pybind11.__version__)" 2>&1 | tail -1)
-timeout "$(left)" ctest --test-dir "$BUILD" -L "python|pip" -j4 --timeout "$TEST_TIMEOUT" \
-  --output-on-failure > "$LOG/python.log" 2>&1
-rc=$?
-if [ $rc -eq 0 ]; then
-  summary python ok "$(ctest_line "$LOG/python.log") ($versions) in $(( $(date +%s) - start )) s"
-else
-  summary python FAIL "rc=$rc: $(ctest_line "$LOG/python.log") ($versions); $(
-    grep -m3 -E 'Segmentation|Fatal Python|Error' "$LOG/python.log" | tr '\n' ' ' | cut -c1-200)"
-fi
-fi
-
-# --- the benchmark gate -----------------------------------------------------------------
+# --- the benchmark gate, first, on a quiet GPU ------------------------------------------
 if out_of_time gate; then
   :
 elif ! wait "$gate_build"; then
@@ -176,55 +144,124 @@ else
   summary gate "$st" "$(tail -1 "$LOG/gate.log")"
 fi
 
-# --- ctest: every CUDA test but validation and python -----------------------------------
-if ! out_of_time ctest; then
-start=$(date +%s)
-# On 2 or more GPUs the ensemble rows come after the tests: they keep ENSEMBLE_TIME (150 s).
-reserve=0
-[ -n "$others" ] && reserve=${ENSEMBLE_TIME:-150}
-timeout "$(( $(left) - reserve ))" ctest --test-dir "$BUILD" -LE "validation|python|pip" -j"$CTEST_JOBS" \
-  --timeout "$TEST_TIMEOUT" --output-on-failure > "$LOG/ctest.log" 2>&1
-rc=$?
-timeouts=$(grep -c "\*\*\*Timeout" "$LOG/ctest.log")
-if [ $rc -eq 0 ]; then
-  summary ctest ok "$(ctest_line "$LOG/ctest.log") in $(( $(date +%s) - start )) s"
-else
-  summary ctest FAIL "rc=$rc, $timeouts timed out: $(ctest_line "$LOG/ctest.log"); $(
-    grep -E '^\s+[0-9]+ - ' "$LOG/ctest.log" | awk '{print $3}' | head -8 | paste -sd' ')"
-fi
-fi
-
-if [ -n "$others" ]; then
+# --- the tests, Python's and the validation suite side by side, under MPS ---------------
+# Each test is a process of short launches. Processes on one GPU without MPS take turns
+# on it (time slices), so a few at a time already wait on each other; under MPS (NVIDIA's
+# Multi-Process Service) their kernels run side by side, and the host's cores set the
+# pace. A private MPS daemon (pipe and log under $TOP) serves these parts and is quit
+# before the ensemble rows, which measure what a user gets. MPS=0: without it.
+mps=off
+start_mps() {
+  [ "${MPS:-1}" = 0 ] && return
+  command -v nvidia-cuda-mps-control > /dev/null || return
+  export CUDA_MPS_PIPE_DIRECTORY=$TOP/mps-pipe CUDA_MPS_LOG_DIRECTORY=$TOP/mps-log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  if CUDA_VISIBLE_DEVICES=$gpus nvidia-cuda-mps-control -d; then
+    mps=on
+    trap stop_mps EXIT
+  else
+    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+  fi
+}
+stop_mps() {
+  [ "$mps" = on ] || return 0
+  echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
+  sleep 1
+  mps=off
+  unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+  return 0
+}
+# device_ids IDS: the GPUs IDS as a client names them: under MPS, their places in the
+# daemon's list ($gpus); without it, the ids themselves.
+device_ids() {
+  [ "$mps" = on ] || { echo "$1"; return; }
+  local out=() i g want
+  IFS=, read -r -a all <<< "$gpus"
+  IFS=, read -r -a want_list <<< "$1"
+  for want in "${want_list[@]}"; do
+    i=0
+    for g in "${all[@]}"; do [ "$g" = "$want" ] && out+=("$i"); i=$((i + 1)); done
+  done
+  (IFS=,; echo "${out[*]}")
+}
+# validation_result RC BUDGET: the summary line of a finished gpu_validation.sh run.
+validation_result() {
+  local rc=$1 budget=$2
+  if [ "$rc" -eq 124 ]; then
+    summary validation FAIL "stopped after $budget s (the time left): $(
+      grep -l 'VALIDATION|' "$LOG"/validation/*.log 2>/dev/null | wc -l) processes had finished a check"
+  else
+    [ "$rc" -eq 0 ] && st=ok || st=FAIL
+    summary validation "$st" "$(grep -E 'processes on|failed' "$LOG/validation.log" | tr '\n' ' ' | cut -c1-200)"
+  fi
+}
+# The ensemble rows come last, with every GPU: the parts below stop ENSEMBLE_TIME before
+# the budget ends.
+reserve=${ENSEMBLE_TIME:-120}
+if ! out_of_time tests; then
+  start_mps
+  echo "gpu_check: MPS $mps" | tee -a "$TOP/summary.txt"
+  # The validation suite on the GPUs but the first where there are 2 or more, else on it.
+  vgpus=${others:-$first}
+  nv=$(echo "$vgpus" | tr ',' '\n' | grep -c .)
+  if [ "$mps" = on ]; then
+    ctest_jobs=${CTEST_JOBS_MPS:-$(( JOBS / 4 > 4 ? JOBS / 4 : 4 ))}
+    per_gpu=${PER_GPU:-$(( (JOBS - ctest_jobs - 2) / nv > 4 ? (JOBS - ctest_jobs - 2) / nv : 4 ))}
+  else
+    ctest_jobs=$CTEST_JOBS
+    per_gpu=${PER_GPU:-4}
+  fi
+  budget=$(( $(left) - reserve ))
+  start=$(date +%s)
+  CUDA_VISIBLE_DEVICES=$(device_ids "$vgpus") PER_GPU=$per_gpu OUT=$LOG timeout "$budget" \
+    bash bench/gpu_validation.sh "$BUILD" > "$LOG/validation.log" 2>&1 &
+  validation_pid=$!
+  python_versions=$($python -c "import numpy, pybind11; print('numpy', numpy.__version__, 'pybind11', pybind11.__version__)" 2>&1 | tail -1)
+  CUDA_VISIBLE_DEVICES=$(device_ids "$first") timeout "$budget" ctest --test-dir "$BUILD" \
+    -L "python|pip" -j2 --timeout "$TEST_TIMEOUT" --output-on-failure > "$LOG/python.log" 2>&1 &
+  python_pid=$!
+  CUDA_VISIBLE_DEVICES=$(device_ids "$first") timeout "$budget" ctest --test-dir "$BUILD" \
+    -LE "validation|python|pip|page" -j"$ctest_jobs" --timeout "$TEST_TIMEOUT" --output-on-failure \
+    > "$LOG/ctest.log" 2>&1
+  rc=$?
+  pages=$(ctest --test-dir "$BUILD" -N -L page | grep -c "Test *#")
+  timeouts=$(grep -c "\*\*\*Timeout" "$LOG/ctest.log")
+  if [ $rc -eq 0 ]; then
+    summary ctest ok "$(ctest_line "$LOG/ctest.log") in $(( $(date +%s) - start )) s, $ctest_jobs at a time; $pages needing the viewer's page (node) not run"
+  else
+    summary ctest FAIL "rc=$rc, $timeouts timed out: $(ctest_line "$LOG/ctest.log"); $(
+      grep -E '^\s+[0-9]+ - ' "$LOG/ctest.log" | awk '{print $3}' | head -8 | paste -sd' ')"
+  fi
+  wait "$python_pid"
+  rc=$?
+  if [ $rc -eq 0 ]; then
+    summary python ok "$(ctest_line "$LOG/python.log") ($python_versions)"
+  else
+    summary python FAIL "rc=$rc: $(ctest_line "$LOG/python.log") ($python_versions); $(
+      grep -m3 -E 'Segmentation|Fatal Python|Error' "$LOG/python.log" | tr '\n' ' ' | cut -c1-200)"
+  fi
   wait "$validation_pid"
-  validation_result $? "$vbudget"
+  validation_result $? "$budget"
+  stop_mps
 fi
 
-# --- ensemble throughput ---------------------------------------------------------------
+# --- ensemble throughput, without MPS ---------------------------------------------------
 if ! out_of_time ensemble; then
   JOBS="1 8" CUDA_VISIBLE_DEVICES=$gpus timeout "$(left)" bash tests/ensemble/gpu_throughput.sh "$BUILD/nestsim" \
     > "$LOG/ensemble.log" 2>&1
   rc=$?
   rate() { grep -m1 "$1" "$LOG/ensemble.log" | sed -n 's/.*: *\([0-9.]*\) members\/s/\1/p'; }
   one=$(rate "^1 GPU, 1 member"); eight=$(rate "^1 GPU, 8 member")
-  many=$(rate "GPUs, one process"); mpi=$(rate "GPUs, mpirun")
-  line=$(awk -v a="${one:-0}" -v e="${eight:-0}" -v b="${many:-0}" -v c="${mpi:-0}" -v g="$ngpu" 'BEGIN {
+  many=$(rate "GPUs, one process  "); mpi=$(rate "GPUs, mpirun"); many8=$(rate "GPUs, one process, 8")
+  line=$(awk -v a="${one:-0}" -v e="${eight:-0}" -v b="${many:-0}" -v c="${mpi:-0}" -v d="${many8:-0}" \
+             -v g="$ngpu" 'BEGIN {
     if (a <= 0) { print "no one-GPU rate"; exit }
     printf "members/s: 1 GPU %.3f, 8 at a time on it %.3f (%.2fx)", a, e, e / a
-    if (g >= 2) printf "; %d GPUs one process %.3f (%.2fx), mpirun -n %d %.3f (%.2fx)", g, b, b / a, g, c, c / a }')
+    if (g >= 2) printf "; %d GPUs one process %.3f (%.2fx), mpirun -n %d %.3f (%.2fx); 8 at a time on each %.3f (%.2fx the 8 on one)",
+                       g, b, b / a, g, c, c / a, d, (e > 0 ? d / e : 0) }')
   st=ok
   [ $rc -eq 0 ] && [ -n "$one" ] && [ -n "$eight" ] || st=FAIL
   if [ "$ngpu" -ge 2 ] && { [ -z "$many" ] || [ -z "$mpi" ]; }; then st=FAIL; fi
   summary ensemble "$st" "$line"
-fi
-
-# --- the validation suite, in the time left (one GPU) -----------------------------------
-if [ -z "$others" ]; then
-  budget=$(( $(left) - 15 ))  # a margin for the logs' tarball
-  if [ "$budget" -lt 30 ]; then
-    summary validation FAIL "not run: $budget s left of the budget"
-  else
-    OUT=$LOG timeout "$budget" bash bench/gpu_validation.sh "$BUILD" > "$LOG/validation.log" 2>&1
-    validation_result $? "$budget"
-  fi
 fi
 finish

@@ -1,10 +1,11 @@
 #!/bin/bash
 # The validation suite (tests/validation/, label `validation`) on a GPU machine: one
-# process per check and seed, at most PER_GPU (default 4) at a time on each GPU. Processes
-# of one GPU do not overlap their kernels (the device time-slices between them), so many
-# at once only wait on each other; within a process, a check's independent replicas run
-# side by side on streams of their own (nestsim/sim/replicas.h). Run from the repository
-# root after the CUDA build:
+# process per check and seed, at most PER_GPU (default 4) at a time on each GPU. Without
+# MPS, processes of one GPU do not overlap their kernels (the device time-slices between
+# them), so many at once only wait on each other; under MPS (bench/gpu_check.sh starts
+# it) they do, and PER_GPU can be as many as there are cores. Within a process, a check's
+# independent replicas run side by side on streams of their own (nestsim/sim/replicas.h).
+# Run from the repository root after the CUDA build:
 #
 #   bash bench/gpu_validation.sh [BUILD_DIR]     (default build/cuda)
 #

@@ -26,6 +26,12 @@ appear in SOURCE_DIR/README.md:
 Every command must exit with 0. Exit code 0: all passed; 1: a failure; 77 (ctest's
 SKIP_RETURN_CODE): nothing could run.
 
+--python PY (CMake passes NESTSIM_TEST_PYTHON where it is not /usr/bin/python3: a machine
+without Debian's Python, such as a GPU host's own python3 with its numpy): the README's
+`/usr/bin/python3` commands and Python blocks run with PY, each saying so; and where
+/usr/bin/python3 there has no matplotlib, the `--plot` lines (nestsim's plots run
+/usr/bin/python3) are skipped, saying so. On Debian (no --python) every line runs.
+
 Only the standard library (Debian's /usr/bin/python3).
 """
 import os
@@ -154,8 +160,17 @@ def main():
     # skipped, saying so. Without it a missing module fails them.
     without_python = "--without-python" in args
     args = [a for a in args if a != "--without-python"]
+    python = "/usr/bin/python3"
+    if "--python" in args:
+        i = args.index("--python")
+        python = os.path.abspath(args[i + 1])
+        del args[i:i + 2]
+    # nestsim's --plot runs Debian's python3, which needs matplotlib (README, "Plots").
+    plots_run = python == "/usr/bin/python3" or subprocess.run(
+        ["/usr/bin/python3", "-c", "import matplotlib"], stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL).returncode == 0
     if len(args) != 2:
-        sys.exit("usage: test_readme.py SOURCE_DIR BINARY_DIR [--without-python]")
+        sys.exit("usage: test_readme.py SOURCE_DIR BINARY_DIR [--without-python] [--python PY]")
     source, binary = (os.path.abspath(a) for a in args)
     with open(os.path.join(source, "README.md"), encoding="utf-8") as f:
         readme = f.read()
@@ -216,7 +231,7 @@ def main():
                 with open(os.path.join(work, name), "w", encoding="utf-8") as f:
                     f.write(body)
                 runner.run(f"(the Python block {snippets}: {body.splitlines()[0]} ...)",
-                           f"/usr/bin/python3 {name}")
+                           f"{python} {name}")
             elif language == "sh":
                 for line in body.splitlines():
                     line = line.strip()
@@ -235,6 +250,13 @@ def main():
                         runner.skip(line, "installs, builds, tests or fetches")
                     elif without_python and re.match(r"(/usr/bin/)?python3\b", line):
                         runner.skip(line, "this build has no Python module")
+                    elif not plots_run and re.search(r"\s--plot\b", line):
+                        runner.skip(line, "/usr/bin/python3 here has no matplotlib")
+                    elif python != "/usr/bin/python3" and line.startswith("/usr/bin/python3 "):
+                        m = re.search(r"#.*\bprints (\S+)", line)
+                        runner.run(line + f"   [with {python}]",
+                                   python + line[len("/usr/bin/python3"):],
+                                   expect=m.group(1) if m else None)
                     else:
                         m = re.search(r"#.*\bprints (\S+)", line)
                         runner.run(line, expect=m.group(1) if m else None)
