@@ -6,9 +6,11 @@
 // would put 5,000 receptors on a vesicle's 18,000 nm^2 (5x its area) and 10,000 proteins
 // in its lumen (4x its volume); --compartments sets C (a multiple of 10).
 // Prints steps/s, body-steps/s and the time split by phase; --csv appends a row.
+// --phase-times 0 leaves the phases untimed (no wait for the device per phase on the
+// GPU; no split), as an untimed run steps.
 //
 //   bench_simulator [--proteins N] [--compartments C] [--steps S] [--dt DT] [--skin SKIN]
-//                   [--output-every K] [--seed SEED] [--csv FILE]
+//                   [--output-every K] [--seed SEED] [--phase-times 1|0] [--csv FILE]
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -32,6 +34,7 @@ namespace {
 struct Args {
   uint64_t proteins = 100000, compartments = 0, steps = 100, output_every = 25, seed = 1;
   double dt = 1e-4, skin = 3.0;  // 0.1 ns steps: sigma = 0.045 nm for D = 10 nm^2/us
+  bool phase_times = true;
   std::string csv;
 };
 
@@ -48,6 +51,7 @@ Args parse(int argc, char** argv) {
     else if (key == "--seed") a.seed = std::stoull(value);
     else if (key == "--dt") a.dt = std::stod(value);
     else if (key == "--skin") a.skin = std::stod(value);
+    else if (key == "--phase-times") a.phase_times = std::stoi(value) != 0;
     else if (key == "--csv") a.csv = value;
     else throw std::invalid_argument("unknown option " + key);
   }
@@ -215,6 +219,7 @@ int main(int argc, char** argv) {
     const Setup s = crowded_cell(a);
     SimulationOptions options;
     options.skin = a.skin;
+    options.phase_times = a.phase_times;
     Simulation sim(s, options);
     const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     sim.run(2);  // warm up (allocations)
@@ -227,6 +232,7 @@ int main(int argc, char** argv) {
       done += chunk;
       if (a.output_every) (void)sim.frame();
     }
+    sim.finish();  // the device's last steps inside the clock
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const PhaseTimes t = sim.times();
     const double bodies = double(s.bodies.size());
@@ -239,11 +245,14 @@ int main(int argc, char** argv) {
                 (unsigned long long)sim.rejected_moves());
     std::printf("steps/s        %.2f\n", double(a.steps) / wall);
     std::printf("body-steps/s   %.3e\n", bodies * double(a.steps) / wall);
-    std::printf("phase          seconds   share\n");
+    if (t.timed)
+      std::printf("phase          seconds   share\n");
+    else
+      std::printf("phase          not timed (--phase-times 1 times each phase)\n");
     const std::pair<const char*, double> phases[] = {
         {"integrate", t.integrate}, {"broad phase", t.broadphase}, {"forces", t.forces}, {"output", t.output}};
     for (const auto& [name, sec] : phases)
-      std::printf("  %-12s %8.3f  %5.1f%%\n", name, sec, total > 0 ? 100 * sec / total : 0.0);
+      if (t.timed) std::printf("  %-12s %8.3f  %5.1f%%\n", name, sec, total > 0 ? 100 * sec / total : 0.0);
     if (!a.csv.empty()) {
       std::ofstream csv(a.csv, std::ios::app);
       csv << Simulation::backend_name() << ',' << a.proteins << ',' << bodies << ',' << a.steps << ','

@@ -28,7 +28,7 @@ void Forces::compute(const SlotView& v, NeighbourLists& lists) {
   const uint32_t used = v.n;
   if (!any(v.repulsion, lists)) {
     for (int k = 0; k < 3; ++k)
-      thrust::fill_n(thrust::device, thrust::device_pointer_cast(v.force[k]), used, 0.0);
+      thrust::fill_n(step_policy(), thrust::device_pointer_cast(v.force[k]), used, 0.0);
     return;
   }
 #if !defined(NESTSIM_BACKEND_CUDA)

@@ -18,6 +18,10 @@ SlotView predicted_view(const SlotView& v, BodyState& state) {
   Predict p{v};
   for (int k = 0; k < 3; ++k) p.x_pred[k] = raw(state.x_next[k]);
   for_each_slot(v.n, p);
+  return predicted_positions(v, state);
+}
+
+SlotView predicted_positions(const SlotView& v, BodyState& state) {
   SlotView predicted = v;
   for (int k = 0; k < 3; ++k) {
     predicted.x[k] = raw(state.x_next[k]);
@@ -113,6 +117,7 @@ struct SiblingAtRest {
 void check_membranes(const SlotView& v, BodyState& state) {
   for_each_slot(v.n, ParentAtRest{v});
   for_each_index(v.sib_count, SiblingAtRest{v});
+  count_host_sync();  // the verdicts come back to the host
   thrust::host_vector<uint8_t> r(state.reject.begin(), state.reject.begin() + state.used);
   thrust::fill(state.reject.begin(), state.reject.end(), uint8_t(0));
   for (uint32_t i = 0; i < state.used; ++i)

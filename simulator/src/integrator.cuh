@@ -15,6 +15,9 @@ void propose_moves(const SlotView& v);
 // Heun's predicted positions (into x_next): the view to compute F(x*) at, into
 // force_pred.
 SlotView predicted_view(const SlotView& v, BodyState& state);
+// The view at the predicted positions already in x_next (no kernel): the predictor's
+// forces again, with other lists.
+SlotView predicted_positions(const SlotView& v, BodyState& state);
 // The view of Heun's corrector: the drift of (F + F*) / 2.
 SlotView corrector_view(const SlotView& v, BodyState& state);
 // Impermeability tests of the proposals: a failing move becomes zero (v.accepted).

@@ -1,9 +1,14 @@
 #include "neighbour_lists.cuh"
 
+#include <thrust/copy.h>
 #include <thrust/count.h>
 #include <thrust/iterator/transform_iterator.h>
+#include <thrust/reduce.h>
 #include <thrust/scan.h>
-#include <thrust/transform_reduce.h>
+
+#if defined(NESTSIM_BACKEND_CUDA)
+#include <cub/device/device_reduce.cuh>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -72,6 +77,7 @@ void NeighbourLists::reset(const Setup& setup, const SimulationOptions& options)
   constants_ = setup;
   constants_.bodies.clear();
   fixed_skin_ = options.skin;
+  timed_ = options.phase_times;
   finder_.reset();
   skin_ = 0;
   base_skin_ = options.skin > 0 ? options.skin : default_skin(setup);
@@ -122,7 +128,7 @@ void NeighbourLists::build(BodyState& state, SlotView v, uint64_t step, PhaseTim
 
 void NeighbourLists::rebuild(double wanted_skin, BodyState& state, SlotView v, uint64_t step,
                              PhaseTimes& times) {
-  PhaseTimer timer(times.broadphase, "nestsim/neighbour_lists");
+  PhaseTimer timer(timed_, times.broadphase, "nestsim/neighbour_lists");
   if (finder_ && wanted_skin != skin_) {
     skin_ = wanted_skin;
     finder_->set_skin(0.5 * skin_);
@@ -149,27 +155,42 @@ void NeighbourLists::rebuild(double wanted_skin, BodyState& state, SlotView v, u
   for_each_index(entries_, MarkSibling{v, raw(nbr_row_), raw(mark_)});
   // The sibling entries (a compartment and a body of the same parent) are few: their
   // buffers are sized to their count.
-  sib_count_ = compact(used, nullptr, sibs_, &sib_rows_, /*size_outputs=*/true);
+  sib_count_ = compact_sized(used, sibs_, &sib_rows_);
   built_at_ = step;
   ++times.rebuilds;
 }
 
-uint64_t NeighbourLists::compact(uint32_t used, thrust::device_vector<uint64_t>* offsets,
-                                 thrust::device_vector<uint32_t>& out,
-                                 thrust::device_vector<uint32_t>* rows, bool size_outputs) {
+void NeighbourLists::scan_marks() {
   const auto marks = thrust::make_transform_iterator(mark_.begin(), Widen{});
   thrust::exclusive_scan(nestsim::detail::policy(alloc_), marks, marks + entries_ + 1,
                          kept_.begin(), uint64_t(0));
-  if (size_outputs) {
-    const std::size_t count = std::max<std::size_t>(kept_[std::size_t(entries_)], 1);
-    nestsim::detail::resize_discard(out, count);
-    if (rows) nestsim::detail::resize_discard(*rows, count);
-  }
+}
+
+void NeighbourLists::scatter_kept(uint32_t used, thrust::device_vector<uint64_t>* offsets,
+                                  thrust::device_vector<uint32_t>& out,
+                                  thrust::device_vector<uint32_t>* rows) {
   for_each_index(entries_, ScatterKept{raw(kept_), raw(nbrs_), raw(out)});
   if (rows) for_each_index(entries_, ScatterKept{raw(kept_), raw(nbr_row_), raw(*rows)});
   if (offsets)
     for_each_slot(used + 1, RowStart{raw(kept_), raw(nbr_offsets_), raw(*offsets)});
-  return kept_[std::size_t(entries_)];
+}
+
+void NeighbourLists::compact(uint32_t used, thrust::device_vector<uint64_t>* offsets,
+                             thrust::device_vector<uint32_t>& out,
+                             thrust::device_vector<uint32_t>* rows) {
+  scan_marks();
+  scatter_kept(used, offsets, out, rows);
+}
+
+uint64_t NeighbourLists::compact_sized(uint32_t used, thrust::device_vector<uint32_t>& out,
+                                       thrust::device_vector<uint32_t>* rows) {
+  scan_marks();
+  const uint64_t kept = read_back(kept_, std::size_t(entries_));
+  const std::size_t count = std::max<std::size_t>(std::size_t(kept), 1);
+  nestsim::detail::resize_discard(out, count);
+  if (rows) nestsim::detail::resize_discard(*rows, count);
+  scatter_kept(used, nullptr, out, rows);
+  return kept;
 }
 
 void NeighbourLists::attach(SlotView& v) {
@@ -183,23 +204,51 @@ void NeighbourLists::attach(SlotView& v) {
 
 bool NeighbourLists::keep_valid(BodyState& state, const SlotView& v, uint64_t step,
                                 PhaseTimes& times) {
-  StepBound b;
-  {
-    PhaseTimer timer(times.integrate, "nestsim/step_bound");
-    b = thrust::transform_reduce(nestsim::detail::policy(alloc_),
-                                 thrust::counting_iterator<uint32_t>(0),
-                                 thrust::counting_iterator<uint32_t>(state.used),
-                                 BoundOfBody{v}, StepBound{}, MaxStepBound{});
+  bound_moves(state, v, 0, times);
+  return rebuild_if_outrun(1, state, v, step, times) >= 0;
+}
+
+void NeighbourLists::bound_moves(BodyState& state, const SlotView& v, int slot,
+                                 PhaseTimes& times) {
+  PhaseTimer timer(timed_, times.integrate, "nestsim/step_bound");
+  const auto bounds = thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0),
+                                                      BoundOfBody{v});
+#if defined(NESTSIM_BACKEND_CUDA)
+  // CUB's reduction writes its result to device memory and returns without waiting
+  // (Thrust's returns the value to the host, which waits).
+  StepBound* out = raw(bounds_) + slot;
+  const cudaStream_t stream = cudaStreamPerThread;
+  std::size_t bytes = 0;
+  NESTSIM_CUDA_CHECK(cub::DeviceReduce::Reduce(nullptr, bytes, bounds, out, state.used,
+                                               MaxStepBound{}, StepBound{}, stream));
+  char* scratch = alloc_.allocate(std::ptrdiff_t(bytes));
+  const cudaError_t e = cub::DeviceReduce::Reduce(scratch, bytes, bounds, out, state.used,
+                                                  MaxStepBound{}, StepBound{}, stream);
+  alloc_.deallocate(scratch, bytes);  // reused only by later work on this stream
+  NESTSIM_CUDA_CHECK(e);
+#else
+  bounds_[std::size_t(slot)] = thrust::reduce(nestsim::detail::policy(alloc_), bounds,
+                                              bounds + state.used, StepBound{}, MaxStepBound{});
+#endif
+}
+
+int NeighbourLists::rebuild_if_outrun(int count, BodyState& state, const SlotView& v,
+                                      uint64_t step, PhaseTimes& times) {
+  StepBound b[2];
+  count_host_sync();  // the bounds come back to the host together
+  thrust::copy_n(bounds_.begin(), count, b);
+  for (int slot = 0; slot < count; ++slot) {
+    last_step_bound_ = b[slot].step;
+    if (b[slot].from_built <= 0.5 * skin_) continue;
+    // Lists at the old positions that stay valid whatever this step accepts. With an
+    // automatic skin shrunk for frequent events (event_skin), lists that the motion
+    // outlived in a step or two mean the skin should grow back.
+    double wanted = skin_;
+    if (auto_skin() && step - built_at_ <= 2) wanted = std::min(base_skin_, 2.0 * skin_);
+    rebuild(std::max(wanted, 2.0 * b[slot].step * (1.0 + 1e-9) + 1e-300), state, v, step, times);
+    return slot;
   }
-  last_step_bound_ = b.step;
-  if (b.from_built <= 0.5 * skin_) return false;
-  // Lists at the old positions that stay valid whatever this step accepts. With an
-  // automatic skin shrunk for frequent events (event_skin), lists that the motion
-  // outlived in a step or two mean the skin should grow back.
-  double wanted = skin_;
-  if (auto_skin() && step - built_at_ <= 2) wanted = std::min(base_skin_, 2.0 * skin_);
-  rebuild(std::max(wanted, 2.0 * b.step * (1.0 + 1e-9) + 1e-300), state, v, step, times);
-  return true;
+  return -1;
 }
 
 void NeighbourLists::rebuild_after_events(BodyState& state, SlotView v, uint64_t step,
@@ -227,10 +276,11 @@ double NeighbourLists::event_skin(uint64_t step) const {
 // position stay behind; a resumed run has none past its last live slot). The finder
 // takes the lists' skin back; the lists are untouched.
 int64_t NeighbourLists::pairs_without_skin(BodyState& state, PhaseTimes& times) {
-  PhaseTimer timer(times.broadphase, "nestsim/pairs_without_skin");
+  PhaseTimer timer(timed_, times.broadphase, "nestsim/pairs_without_skin");
   finder_->set_skin(0);
   const uint64_t found = finder_->find(list_bodies(state));
   const auto& keys = finder_->keys();
+  if (found > 0) count_host_sync();  // the count comes back to the host
   const uint64_t live = found == 0 ? 0 : uint64_t(thrust::count_if(
       thrust::device, keys.begin(), keys.begin() + found, LivePair{raw(state.id)}));
   finder_->set_skin(0.5 * skin_);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "list_kernels.cuh"
 #include "nestsim/device/exec.cuh"
 #include "nestsim/device/pair_finder.cuh"
 #include "nestsim/sim/simulation.h"
@@ -36,8 +37,15 @@ class NeighbourLists {
   void rebuild_after_events(BodyState& state, SlotView v, uint64_t step, PhaseTimes& times);
   // Rebuilds the lists at the current positions when the proposed moves (v.move) could
   // take a body more than half the skin from where they were built. Returns true when
-  // it did (the caller's views then need the new lists: attach()).
+  // it did (the caller's views then need the new lists: attach()). One read-back.
   bool keep_valid(BodyState& state, const SlotView& v, uint64_t step, PhaseTimes& times);
+  // keep_valid in two parts, so that a step checks several proposals with one wait:
+  // the bound of the proposed moves v.move into slot `slot` (0 or 1) on the device (no
+  // wait); then slots [0, count) read back together, in order, and the lists rebuilt for
+  // the first whose moves could outrun the skin. Returns that slot, or -1 (lists kept).
+  void bound_moves(BodyState& state, const SlotView& v, int slot, PhaseTimes& times);
+  int rebuild_if_outrun(int count, BodyState& state, const SlotView& v, uint64_t step,
+                        PhaseTimes& times);
 
   // The pairs of live bodies that lists built now with skin 0 would hold
   // (Frame::broadphase_pairs).
@@ -48,12 +56,15 @@ class NeighbourLists {
 
   // The list entries marked 1 in mark() (entries() + 1 of them; the last is not used),
   // in list order: neighbours into `out`, and row offsets into `offsets` and/or the row
-  // of each entry into `rows`. Returns the number kept. With size_outputs, `out` and
-  // `rows` are sized to the count first (one read-back); else they hold entries()
-  // already.
-  uint64_t compact(uint32_t used, thrust::device_vector<uint64_t>* offsets,
-                   thrust::device_vector<uint32_t>& out,
-                   thrust::device_vector<uint32_t>* rows = nullptr, bool size_outputs = false);
+  // of each entry into `rows`, which hold entries() already. Nothing is read back: the
+  // host does not wait.
+  void compact(uint32_t used, thrust::device_vector<uint64_t>* offsets,
+               thrust::device_vector<uint32_t>& out,
+               thrust::device_vector<uint32_t>* rows = nullptr);
+  // The same into `out` and `rows` sized to the number kept first (one read-back);
+  // returns that number.
+  uint64_t compact_sized(uint32_t used, thrust::device_vector<uint32_t>& out,
+                         thrust::device_vector<uint32_t>* rows);
   uint8_t* mark() { return thrust::raw_pointer_cast(mark_.data()); }
 
   uint64_t entries() const { return entries_; }  // 2 per pair
@@ -65,6 +76,9 @@ class NeighbourLists {
  private:
   void rebuild(double wanted_skin, BodyState& state, SlotView v, uint64_t step, PhaseTimes& times);
   void make_finder(const Setup& setup);
+  void scan_marks();
+  void scatter_kept(uint32_t used, thrust::device_vector<uint64_t>* offsets,
+                    thrust::device_vector<uint32_t>& out, thrust::device_vector<uint32_t>* rows);
   device::SphereView<double> list_bodies(BodyState& state);
   bool auto_skin() const { return !(fixed_skin_ > 0); }
   double event_skin(uint64_t step) const;
@@ -72,6 +86,7 @@ class NeighbourLists {
   nestsim::detail::CachingAllocator& alloc_;
   Setup constants_;  // box, dimension, collision (no bodies)
   double fixed_skin_ = 0;
+  bool timed_ = false;  // SimulationOptions::phase_times
   std::unique_ptr<device::PairFinder<double>> finder_;
   double skin_ = 0, base_skin_ = 0, last_step_bound_ = 0;
   uint64_t built_at_ = 0;
@@ -83,8 +98,9 @@ class NeighbourLists {
   // The entries Accept needs (MarkSibling), compacted at each build.
   thrust::device_vector<uint32_t> sibs_, sib_rows_;
   uint64_t sib_count_ = 0;
-  thrust::device_vector<uint8_t> mark_;    // entries + 1
-  thrust::device_vector<uint64_t> kept_;   // exclusive scan of mark_
+  thrust::device_vector<uint8_t> mark_;   // entries + 1
+  thrust::device_vector<uint64_t> kept_;  // exclusive scan of mark_
+  thrust::device_vector<StepBound> bounds_ = thrust::device_vector<StepBound>(2);  // bound_moves
   // The bodies as the lists search them (with the reaction reach).
   std::vector<double> reach_;
   bool any_reach_ = false;

@@ -1,6 +1,8 @@
-// One phase of a step, timed into PhaseTimes (wall clock, device work finished before
-// the clock stops) and, on the GPU, labelled as an NVTX range ("nestsim/forces", ...),
-// so that a profile (Nsight Systems) reads like the step loop.
+// One phase of a step: on the GPU, labelled as an NVTX range ("nestsim/forces", ...) so
+// that a profile (Nsight Systems) reads like the step loop; and, when the phases are
+// timed (SimulationOptions::phase_times), its wall clock added to PhaseTimes. A timed
+// phase waits for its device work before the clock stops: one host synchronisation per
+// phase, which is why timing is off unless asked for.
 #pragma once
 #include <chrono>
 
@@ -14,7 +16,9 @@ namespace nestsim::sim::detail {
 
 class PhaseTimer {
  public:
-  PhaseTimer(double& into, const char* range) : into_(into), start_(Clock::now()) {
+  // `timed`: add the phase's seconds to `into` (waiting for the device at the end).
+  PhaseTimer(bool timed, double& into, const char* range) : into_(timed ? &into : nullptr) {
+    if (into_) start_ = Clock::now();
 #if defined(NESTSIM_BACKEND_CUDA)
     nvtxRangePushA(range);
 #else
@@ -22,8 +26,10 @@ class PhaseTimer {
 #endif
   }
   ~PhaseTimer() {
-    device_sync();
-    into_ += std::chrono::duration<double>(Clock::now() - start_).count();
+    if (into_) {
+      device_sync();
+      *into_ += std::chrono::duration<double>(Clock::now() - start_).count();
+    }
 #if defined(NESTSIM_BACKEND_CUDA)
     nvtxRangePop();
 #endif
@@ -33,7 +39,7 @@ class PhaseTimer {
 
  private:
   using Clock = std::chrono::steady_clock;
-  double& into_;
+  double* into_;
   Clock::time_point start_;
 };
 

@@ -32,6 +32,14 @@
 
 namespace nestsim::sim {
 
+namespace detail {
+namespace {
+thread_local uint64_t host_sync_count = 0;
+}  // namespace
+void count_host_sync() { ++host_sync_count; }
+uint64_t host_syncs() { return host_sync_count; }
+}  // namespace detail
+
 using detail::PhaseTimer;
 
 struct Simulation::Impl {
@@ -102,49 +110,75 @@ struct Simulation::Impl {
     }
     const bool events_possible = reactions.any();
     if (events_possible) {  // the images need where each slot's body started the step
-      PhaseTimer timer(times.integrate, "nestsim/keep_start");
+      PhaseTimer timer(options.phase_times, times.integrate, "nestsim/keep_start");
       state.keep_start();
     }
     detail::SlotView v = view();
     compute_forces(v);
-    propose(v, v);
-    if (detail::Forces::any(v.repulsion, lists)) {  // Heun's corrector
-      compute_forces(predict(v));
-      propose(detail::corrector_view(v, state), v);
+    propose(v);
+    if (detail::Forces::any(v.repulsion, lists)) {
+      heun(v);
+    } else if (lists.keep_valid(state, v, step, times)) {  // the lists for the predictor
+      lists.attach(v);
+      if (detail::Forces::any(v.repulsion, lists)) correct(predict(v), v);
     }
     move(v);
     react();
     if (events_possible) {
-      PhaseTimer timer(times.integrate, "nestsim/images");
+      PhaseTimer timer(options.phase_times, times.integrate, "nestsim/images");
       detail::update_images(view(), state, state.x_start, detail::raw(state.id_start));
     }
     ++step;
     ++times.steps;
   }
 
+  // Heun's corrector, the lists checked for both proposals with one read-back: F(x*)
+  // and the corrector are computed on the current lists before the host knows whether
+  // the predictor's moves stay within their skin. When they do not, the lists are
+  // rebuilt as keep_valid() would have, and F(x*) and the corrector computed again on
+  // them: the step is what checking each proposal in turn gives.
+  void heun(detail::SlotView& v) {
+    lists.bound_moves(state, v, 0, times);
+    const detail::SlotView predicted = predict(v);
+    compute_forces(predicted);
+    propose(detail::corrector_view(v, state));
+    lists.bound_moves(state, v, 1, times);
+    const int outrun = lists.rebuild_if_outrun(2, state, v, step, times);
+    if (outrun < 0) return;
+    lists.attach(v);
+    if (outrun == 1) return;  // rebuilt for the corrector's moves
+    if (detail::Forces::any(v.repulsion, lists))
+      correct(detail::predicted_positions(v, state), v);
+    else
+      propose(v);  // no soft pair in the new lists: the predictor's moves stand
+  }
+
+  // The corrector from the predicted positions `predicted`, its lists kept valid.
+  void correct(const detail::SlotView& predicted, detail::SlotView& v) {
+    compute_forces(predicted);
+    propose(detail::corrector_view(v, state));
+    if (lists.keep_valid(state, v, step, times)) lists.attach(v);
+  }
+
   void compute_forces(const detail::SlotView& at) {
-    PhaseTimer timer(times.forces, "nestsim/forces");
+    PhaseTimer timer(options.phase_times, times.forces, "nestsim/forces");
     forces.compute(at, lists);
   }
 
   detail::SlotView predict(const detail::SlotView& v) {
-    PhaseTimer timer(times.forces, "nestsim/predict");
+    PhaseTimer timer(options.phase_times, times.forces, "nestsim/predict");
     return detail::predicted_view(v, state);
   }
 
-  // Proposed own moves (the drift of `with_forces`); the lists rebuilt at the old
-  // positions if the moves could outrun their skin, and then attached to `v`.
-  void propose(const detail::SlotView& with_forces, detail::SlotView& v) {
-    {
-      PhaseTimer timer(times.integrate, "nestsim/propose");
-      detail::propose_moves(with_forces);
-    }
-    if (lists.keep_valid(state, v, step, times)) lists.attach(v);
+  // Proposed own moves into v.move (the drift of the forces in `with_forces`).
+  void propose(const detail::SlotView& with_forces) {
+    PhaseTimer timer(options.phase_times, times.integrate, "nestsim/propose");
+    detail::propose_moves(with_forces);
   }
 
   // The impermeability tests, then the accepted moves applied.
   void move(const detail::SlotView& v) {
-    PhaseTimer timer(times.integrate, "nestsim/move");
+    PhaseTimer timer(options.phase_times, times.integrate, "nestsim/move");
     detail::accept_moves(v);
     detail::apply_moves(v, state);
     if (!reactions.any()) detail::update_images(view(), state, state.x_next, nullptr);
@@ -153,7 +187,7 @@ struct Simulation::Impl {
   // The reactions of this step at the new positions, then the compartment events.
   void react() {
     if (!reactions.any()) return;
-    PhaseTimer timer(times.reactions, "nestsim/reactions");
+    PhaseTimer timer(options.phase_times, times.reactions, "nestsim/reactions");
     reactions.fit(state.capacity);
     events.fit(state.capacity, reactions.table());
     detail::ReactionView r = reaction_view();
@@ -194,7 +228,7 @@ Frame Simulation::frame() const {
   Impl& m = *impl_;
   // History-free (timed as broad phase, not output): a resumed run records the same.
   const int64_t pairs = m.lists.pairs_without_skin(m.state, m.times);
-  PhaseTimer timer(m.times.output, "nestsim/frame");
+  PhaseTimer timer(m.options.phase_times, m.times.output, "nestsim/frame");
   Frame f;
   f.step = m.step;
   f.time = time();
@@ -208,7 +242,7 @@ Frame Simulation::frame() const {
 PendingFrame Simulation::snapshot() const {
   Impl& m = *impl_;
   const int64_t pairs = m.lists.pairs_without_skin(m.state, m.times);  // as frame()
-  PhaseTimer timer(m.times.output, "nestsim/snapshot");
+  PhaseTimer timer(m.options.phase_times, m.times.output, "nestsim/snapshot");
   auto p = std::make_unique<PendingFrame::Impl>();
   p->frame.step = m.step;
   p->frame.time = time();
@@ -230,7 +264,13 @@ void Simulation::restore(const Frame& f) {
   m.reactions.restore_counts(f.reaction_events);
 }
 
-PhaseTimes Simulation::times() const { return impl_->times; }
+void Simulation::finish() const { detail::device_sync(); }
+
+PhaseTimes Simulation::times() const {
+  PhaseTimes t = impl_->times;
+  t.timed = impl_->options.phase_times;
+  return t;
+}
 void Simulation::reset_times() { impl_->times = PhaseTimes{}; }
 
 uint64_t Simulation::rejected_moves() const { return impl_->state.rejected_moves(); }

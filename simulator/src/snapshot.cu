@@ -36,8 +36,8 @@ struct Layout {
   }
 };
 
-// The copy to the host in pieces, each waited for before the next is queued: a device
-// synchronisation of the steps (the phase timers) then waits for one piece at most.
+// The copy to the host in pieces, each waited for before the next is queued: a wait of
+// the steps for the device (a read-back, a timed phase) then waits for one piece at most.
 constexpr std::size_t kCopyPiece = std::size_t(2) << 20;  // ~0.1 ms over PCIe
 
 }  // namespace

@@ -37,6 +37,7 @@ void BodyState::upload(const HostSlots& h) {
 
 void BodyState::download(Frame& f) const {
   const std::size_t n = capacity;
+  count_host_sync();  // the first copy waits; the others follow it
   thrust::host_vector<double> hx[3];
   for (int k = 0; k < 3; ++k) hx[k] = x[k];
   f.position.resize(n);
@@ -63,10 +64,10 @@ void BodyState::download(Frame& f) const {
 void BodyState::keep_start() {
   for (int k = 0; k < 3; ++k) {
     x_start[k].resize(x[k].size());
-    thrust::copy_n(thrust::device, x[k].begin(), used, x_start[k].begin());
+    thrust::copy_n(step_policy(), x[k].begin(), used, x_start[k].begin());
   }
   id_start.resize(id.size());
-  thrust::copy_n(thrust::device, id.begin(), used, id_start.begin());
+  thrust::copy_n(step_policy(), id.begin(), used, id_start.begin());
 }
 
 namespace {
@@ -79,6 +80,7 @@ struct IsEmpty {
 uint32_t BodyState::gather_free_slots(thrust::device_vector<uint32_t>& free_slots,
                                       uint32_t wanted, const char* what, uint64_t step) {
   const std::size_t n = std::size_t(capacity);
+  count_host_sync();  // copy_if returns its count
   const auto end = thrust::copy_if(thrust::device, thrust::counting_iterator<uint32_t>(0),
                                    thrust::counting_iterator<uint32_t>(uint32_t(n)),
                                    free_slots.begin(), IsEmpty{raw(id)});
@@ -88,10 +90,11 @@ uint32_t BodyState::gather_free_slots(thrust::device_vector<uint32_t>& free_slot
                              std::to_string(wanted) + " " + what + " but only " +
                              std::to_string(free) + " free slots of " + std::to_string(n) +
                              "; raise simulation.capacity");
-  return free_slots[wanted - 1];
+  return read_back(free_slots, wanted - 1);
 }
 
 uint64_t BodyState::rejected_moves() const {
+  count_host_sync();
   return thrust::reduce(thrust::device, rejections.begin(), rejections.end(), uint64_t(0));
 }
 

@@ -84,9 +84,16 @@ struct SimulationOptions {
   // Initial bodies take slots in spatial (Morton) order, for memory locality; false: slot
   // = id. The trajectory's physics does not depend on it (tested bitwise).
   bool spatial_slots = true;
+  // Time each phase of the step into PhaseTimes (integrate, broad phase, forces, ...).
+  // On the GPU a timed phase waits for the device before its clock stops: a host
+  // synchronisation per phase, several per step, which a small model's step pays for in
+  // speed. Off, the steps queue on the device and the host waits only where it reads a
+  // result back (the lists' validity check, list builds, reactions' counts, frames).
+  bool phase_times = false;
 };
 
-// Wall-clock seconds spent per phase since construction (or reset_times()).
+// Wall-clock seconds spent per phase since construction (or reset_times()), when
+// SimulationOptions::phase_times is on (else 0); the counts always.
 struct PhaseTimes {
   double integrate = 0;   // noise, moves, impermeability tests, carrying, wrapping
   double broadphase = 0;  // HSX pairs and neighbour lists
@@ -95,6 +102,7 @@ struct PhaseTimes {
   double reactions = 0;   // reaction candidates, conflicts, events
   uint64_t steps = 0;
   uint64_t rebuilds = 0;  // neighbour-list builds
+  bool timed = false;     // the seconds were measured (SimulationOptions::phase_times)
 };
 
 class Simulation {
@@ -109,8 +117,11 @@ class Simulation {
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;
 
-  // Advances `steps` steps; all work stays on the device.
+  // Advances `steps` steps; all work stays on the device. On the GPU it may return
+  // before the device has finished the last steps (frames, counts and finish() wait).
   void run(uint64_t steps);
+  // Waits until the device has finished the steps queued (for timing a run).
+  void finish() const;
 
   uint64_t step() const;
   double time() const;  // step() * dt
@@ -142,5 +153,13 @@ class Simulation {
  private:
   std::unique_ptr<Impl> impl_;
 };
+
+namespace detail {
+// The host's waits for the device on the calling thread since it started: every stream
+// synchronisation and read-back of the engine's own (simulator/src/device_loops.cuh),
+// not those inside the broad phase's list builds. For tests (test_step_syncs); counted
+// on the CPU backend too, where the waits cost nothing.
+uint64_t host_syncs();
+}  // namespace detail
 
 }  // namespace nestsim::sim
