@@ -11,11 +11,13 @@
 # the build included):
 #   build       the CUDA backend (Ninja where found, -j cores) with the Python module for
 #               the machine's own python3 and its pybind11, in BUILD (default
-#               /tmp/nestsim-cuda, outside the tree); the gate's baseline bench_hsx
-#               builds beside it
+#               /tmp/nestsim-cuda, outside the tree): the program and the benchmarks
+#               first, timed alone, then the rest beside the gate's baseline bench_hsx
 #   gate        the GPU benchmark gate (bench/gpu_gate.py): HEAD's bench_hsx against
 #               BASELINE's (default bench/baseline/commit), interleaved, a ratio per
 #               scene, alone on the first GPU
+#   speed       steps/s of bench_scenario (untimed phases) for the default model, tiled
+#               to 1e5 bodies, and models/large_step.yaml in simulated s per hour
 #   then side by side, under a private MPS daemon (MPS=0: without), stopping
 #   ENSEMBLE_TIME (120 s) before the budget ends:
 #     ctest       every test but validation, python and those that need the viewer's
@@ -99,11 +101,6 @@ if [ "$ngpu" -lt 1 ]; then
 fi
 
 # --- build -----------------------------------------------------------------------------
-# The gate's baseline bench_hsx, built once outside the tree, beside HEAD's build.
-python3 bench/gpu_gate.py --build-only ${BASELINE:+--baseline "$BASELINE"} --jobs "$JOBS" \
-  ${BASE_ARCHIVE:+--base-archive "$BASE_ARCHIVE"} \
-  > "$LOG/gate_build.log" 2>&1 &
-gate_build=$!
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d .)
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 cfg=(--preset cuda -B "$BUILD" -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="${arch:-90}"
@@ -123,12 +120,26 @@ if ! cmake "${cfg[@]}" > "$LOG/configure.log" 2>&1; then
   summary build FAIL "configure failed: $(grep -m1 -A2 'CMake Error' "$LOG/configure.log" | tr '\n' ' ')"
   finish
 fi
-if ! timeout "$(left)" cmake --build "$BUILD" -j"$JOBS" > "$LOG/build.log" 2>&1; then
+# The program and the benchmarks first (what a user or a benchmark run needs), timed on
+# their own, then the rest (tests, examples, the module).
+first_targets=(nestsim bench_hsx bench_simulator bench_scenario bench_output bench_brute bench_memory)
+built=0
+if timeout "$(left)" cmake --build "$BUILD" -j"$JOBS" --target "${first_targets[@]}" \
+     > "$LOG/build.log" 2>&1; then
+  program=$(( $(date +%s) - start ))
+  # The gate's baseline bench_hsx, built once outside the tree, beside the rest.
+  python3 bench/gpu_gate.py --build-only ${BASELINE:+--baseline "$BASELINE"} --jobs "$JOBS" \
+    ${BASE_ARCHIVE:+--base-archive "$BASE_ARCHIVE"} \
+    > "$LOG/gate_build.log" 2>&1 &
+  gate_build=$!
+  timeout "$(left)" cmake --build "$BUILD" -j"$JOBS" >> "$LOG/build.log" 2>&1 && built=1
+fi
+if [ "$built" = 0 ]; then
   grep -E "error" "$LOG/build.log" | head -20
   summary build FAIL "build failed or ran out of time (build.log)"
   finish
 fi
-summary build ok "$(( $(date +%s) - start )) s at -j$JOBS, $(grep -c 'warning' "$LOG/build.log") warning lines, sm_${arch:-90}"
+summary build ok "$(( $(date +%s) - start )) s at -j$JOBS (the program and benchmarks alone first: $program s), $(grep -c 'warning' "$LOG/build.log") warning lines, sm_${arch:-90}"
 
 # --- the benchmark gate, first, on a quiet GPU ------------------------------------------
 if out_of_time gate; then
@@ -142,6 +153,32 @@ else
   rc=$?
   [ $rc -eq 0 ] && st=ok || st=FAIL
   summary gate "$st" "$(tail -1 "$LOG/gate.log")"
+fi
+
+# --- the speed of a step, on the quiet GPU ----------------------------------------------
+# bench_scenario untimed (--phase-times 0, as `nestsim run` steps): the default model,
+# the same tiled to 1e5 bodies, and the large-step model as simulated seconds per
+# wall-clock hour (steps/s x dt). Reported, not judged: the goals are in
+# docs/performance.md.
+if ! out_of_time speed; then
+  : > "$LOG/speed.log"
+  speed_rate() {  # MODEL ARGS...: "steps/s dt"
+    local out
+    out=$(timeout 120 "$BUILD/bench/bench_scenario" --model "$@" --phase-times 0 2>&1)
+    echo "$out" >> "$LOG/speed.log"
+    echo "$out" | awk '/^steps  /{for (i = 1; i <= NF; ++i) if ($i == "dt") dt = $(i + 1)}
+                       /^steps\/s/{r = $2} END {print r, dt}'
+  }
+  read -r small _ < <(speed_rate models/default.yaml --steps 5000 --warmup 200)
+  read -r large _ < <(speed_rate models/default.yaml --bodies 100000 --steps 500 --warmup 20)
+  line="default model ${small:-?} steps/s; tiled to 1e5 bodies ${large:-?} steps/s"
+  if [ -f models/large_step.yaml ]; then
+    read -r ls_rate ls_dt < <(speed_rate models/large_step.yaml --steps 2000 --warmup 100)
+    line+="; models/large_step.yaml ${ls_rate:-?} steps/s at dt ${ls_dt:-?}: $(awk -v r="${ls_rate:-0}" -v d="${ls_dt%,*}" \
+      'BEGIN {printf "%.0f", r * d * 1e-6 * 3600}') simulated s per hour"
+  fi
+  [ -n "$small" ] && [ -n "$large" ] && st=ok || st=FAIL
+  summary speed "$st" "$line"
 fi
 
 # --- the tests, Python's and the validation suite side by side, under MPS ---------------
