@@ -90,7 +90,7 @@ first=${gpus%%,*}
 others=${gpus#*,}
 [ "$ngpu" -ge 2 ] || others=""
 export CUDA_VISIBLE_DEVICES=$first
-device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c |
+device=$(nvidia-smi -i "$gpus" --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c |
          awk '{$1=$1" x"; print}' | paste -sd, -)
 python=$(command -v python3)
 echo "gpu_check: ${ngpu} GPU(s): ${device:-none}; $($python --version 2>&1) at $python;" \
@@ -101,7 +101,7 @@ if [ "$ngpu" -lt 1 ]; then
 fi
 
 # --- build -----------------------------------------------------------------------------
-arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d .)
+arch=$(nvidia-smi -i "$first" --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d .)
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 cfg=(--preset cuda -B "$BUILD" -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="${arch:-90}"
      -DNESTSIM_BUILD_VIEWER=OFF -DNESTSIM_BUILD_PYTHON=ON -DPython_EXECUTABLE="$python"
