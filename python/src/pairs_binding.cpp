@@ -1,5 +1,5 @@
 // nestsim._core.pairs: the broad phase on numpy arrays, the same pairs as `nestsim pairs`
-// (simulator/app/pairs_command.cpp): the bodies validated as a scene file is, a box
+// (app/commands/pairs_command.cpp): the bodies validated as a scene file is, a box
 // applied as --box does (wrapped when periodic, centres inside it otherwise), then one
 // search.
 #include <pybind11/stl.h>

@@ -1,6 +1,6 @@
 // nestsim._core.Simulation: a model's run, stepped from Python, with the trajectory
 // written by the same H5MD writer and in the same frames as `nestsim run`
-// (simulator/app/run_command.cpp): frame 0 at the start, one at every multiple of
+// (app/commands/run_command.cpp): frame 0 at the start, one at every multiple of
 // simulation.output.every, and one where a run() call ends.
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 // The trajectory as the server of `nestsim view` gives it: /api/meta (JSON) and
-// /api/frame/N (binary; layout in simulator/app/view_trajectory.h, encode_frame).
+// /api/frame/N (binary; layout in app/view/view_trajectory.h, encode_frame).
 
 const MAGIC = 0x4656534e; // "NSVF"
 

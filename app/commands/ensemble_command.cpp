@@ -14,9 +14,9 @@
 #include <iostream>
 #include <thread>
 
-#include "commands.h"
-#include "ensemble_schedule.h"
-#include "ensemble_store.h"
+#include "commands/commands.h"
+#include "ensemble/ensemble_schedule.h"
+#include "ensemble/ensemble_store.h"
 
 #if NESTSIM_BACKEND_CUDA
 #include <cuda_runtime.h>

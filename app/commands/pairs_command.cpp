@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
+#include "commands/commands.h"
+#include "commands/output_file.h"
+#include "commands/pair_bound.h"
 #include "nestsim/broadphase.h"
 #include "nestsim/io/scene_csv.h"
-#include "output_file.h"
-#include "pair_bound.h"
 
 namespace nestsim::app {
 namespace {

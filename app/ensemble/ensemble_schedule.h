@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ensemble_member.h"
+#include "ensemble/ensemble_member.h"
 
 namespace nestsim::app {
 

@@ -4,7 +4,7 @@
 
 #include "nestsim/io/h5md.h"
 #include "nestsim/io/scene_csv.h"
-#include "view_trajectory.h"
+#include "view/view_trajectory.h"
 
 namespace nestsim::app {
 namespace {

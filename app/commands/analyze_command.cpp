@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
-#include "ensemble_analysis.h"
+#include "commands/commands.h"
+#include "commands/output_file.h"
+#include "ensemble/ensemble_analysis.h"
 #include "nestsim/analysis/trajectory_analysis.h"
-#include "output_file.h"
 #include "tool_script.h"
 
 namespace nestsim::app {

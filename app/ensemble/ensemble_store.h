@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "ensemble_member.h"
-#include "ensemble_spec.h"
+#include "ensemble/ensemble_member.h"
+#include "ensemble/ensemble_spec.h"
 
 namespace nestsim::app {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ensemble_spec.h"
+#include "ensemble/ensemble_spec.h"
 
 namespace nestsim::app {
 

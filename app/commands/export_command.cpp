@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
+#include "commands/commands.h"
+#include "commands/output_file.h"
 #include "nestsim/io/h5md.h"
 #include "nestsim/io/scene_csv.h"
-#include "output_file.h"
-#include "view_trajectory.h"
+#include "view/view_trajectory.h"
 
 namespace nestsim::app {
 

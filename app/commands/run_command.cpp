@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
+#include "commands/commands.h"
+#include "commands/frame_output.h"
 #include "data_dir.h"
-#include "ensemble_spec.h"
-#include "frame_output.h"
+#include "ensemble/ensemble_spec.h"
 #include "nestsim/io/h5md.h"
 #include "nestsim/io/model.h"
 #include "nestsim/io/placement.h"

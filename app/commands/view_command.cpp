@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
+#include "commands/commands.h"
 #include "data_dir.h"
-#include "view_server.h"
-#include "view_trajectory.h"
+#include "view/view_server.h"
+#include "view/view_trajectory.h"
 
 namespace nestsim::app {
 

@@ -15,7 +15,7 @@
 #include <thread>
 #include <utility>
 
-#include "view_trajectory.h"
+#include "view/view_trajectory.h"
 
 extern char** environ;
 

@@ -16,7 +16,7 @@
 #include <map>
 #include <sstream>
 
-#include "ensemble_store.h"
+#include "ensemble/ensemble_store.h"
 #include "tool_script.h"
 
 namespace nestsim::app {

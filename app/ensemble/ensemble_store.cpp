@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "ensemble_h5.h"
+#include "ensemble/ensemble_h5.h"
 #include "nestsim/version.h"
 
 namespace nestsim::app {
