@@ -66,6 +66,11 @@ struct HsxTuning {
   int shell_min_levels = 2;
   double shell_min_occupancy = 4;
   double shell_max_overlap = 0.25;
+  // A shell cell's sorted members in blocks of shell_block (a power of 2; 0: none), each
+  // with the box of its centres and its largest radius: a walker skips the blocks whose
+  // box it cannot reach among the candidates its radial interval keeps (a compartment's
+  // small bodies against the shells of other stacks, whose intervals are wide).
+  uint32_t shell_block = 32;
   // Work per large-body task: bodies of a column tested directly before the task walks
   // on, and columns per task; on the GPU the columns shrink with the cells' occupancy
   // (adapt_task_columns) and grow to wide_task_columns from wide_task_bodies bodies on

@@ -107,6 +107,10 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
       v.shell_offset = shells.offset;
       v.shell_key = raw(shells.keys);
       v.shell_first = shells.first;
+      if (shells.block_shift >= 0) {
+        v.shell_block = raw(shells.blocks);
+        v.shell_block_shift = shells.block_shift;
+      }
     }
   }
   // Small-small pairs of every group, and the large-small pairs: items (large body,

@@ -325,4 +325,32 @@ struct SetHull {
   }
 };
 
+// Block k's box and largest radius (ShellBlock), over sorted positions
+// [first + k 2^shift, first + (k + 1) 2^shift) cut at first + count.
+template <class Real>
+struct BlockBounds {
+  SortedBodies<Real> s;
+  uint32_t first, count;
+  int shift;
+  ShellBlock<Real>* blocks;
+  NESTSIM_HD void operator()(uint32_t k) const {
+    const uint32_t from = first + (k << shift);
+    const uint32_t span = count - (k << shift);
+    const uint32_t to = from + (span < (1u << shift) ? span : (1u << shift));
+    ShellBlock<Real> b;
+    Real x[3] = {0, 0, 0};
+    b.radius = s.load(from, x);
+    for (int a = 0; a < 3; ++a) b.lo[a] = b.hi[a] = x[a];
+    for (uint32_t t = from + 1; t < to; ++t) {
+      const Real r = s.load(t, x);
+      b.radius = r > b.radius ? r : b.radius;
+      for (int a = 0; a < 3; ++a) {
+        b.lo[a] = x[a] < b.lo[a] ? x[a] : b.lo[a];
+        b.hi[a] = x[a] > b.hi[a] ? x[a] : b.hi[a];
+      }
+    }
+    blocks[k] = b;
+  }
+};
+
 }  // namespace nestsim::detail

@@ -142,6 +142,44 @@ NESTSIM_HD inline RadialInterval radial_interval(const Space<Real>& space, const
   return {lo, rho + rr};
 }
 
+// A block of a shell cell's sorted members (HsxTuning::shell_block of them, aligned in
+// the sorted order from the first member of a checked group): the box of their centres
+// and their largest radius. Walker (x, r, q) and member (y, r_b, q_b) intersect by the
+// exact test only where |x - y| <= r + r_b and |x - y| >= (r - q) - r_b (predicates.h,
+// equations (1)-(2)); with d_min and d_max the walker's nearest and farthest distance to
+// the box (minimum image on periodic axes: the circle's distance obeys the triangle
+// inequality about the box's centre), a block holds no partner when d_min > r + R or
+// d_max < (r - q) - R. The slack (two rounding pads) keeps every pair the exact test
+// accepts.
+template <class Real>
+struct ShellBlock {
+  Real lo[3], hi[3];
+  Real radius;  // the largest member's
+};
+template <class Real>
+NESTSIM_HD inline bool block_may_meet(const Space<Real>& space, const ShellBlock<Real>& b,
+                                      const Real* x, Real r, Real q, double slack) {
+  double near2 = 0, far2 = 0;
+  for (int a = 0; a < space.dim; ++a) {
+    const double half = 0.5 * (double(b.hi[a]) - double(b.lo[a]));
+    const double centre = 0.5 * (double(b.lo[a]) + double(b.hi[a]));
+    double d = minimum_image(double(x[a]) - centre, double(space.edge[a]),
+                             double(space.inv_edge[a]));
+    d = d < 0 ? -d : d;
+    const double near = d > half ? d - half : 0;
+    double far = d + half;
+    if (space.edge[a] > Real(0) && far > 0.5 * double(space.edge[a]))
+      far = 0.5 * double(space.edge[a]);
+    near2 += near * near;
+    far2 += far * far;
+  }
+  const double reach = double(r) + double(b.radius) + slack;
+  if (near2 > reach * reach) return false;  // NaN compares false: kept
+  const double lumen = double(r) - double(q) - double(b.radius) - slack;
+  if (lumen > 0 && far2 < lumen * lumen) return false;
+  return true;
+}
+
 // The anchor of a cell's first `anchors` whose interval for (x, r, q) is thinnest (ties:
 // the first), and that interval.
 struct Anchored {

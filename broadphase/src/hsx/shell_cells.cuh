@@ -19,6 +19,8 @@ struct ShellCut {
   const ShellCell* cells;  // the group's, indexed by cell
   const uint64_t* keys;    // the sort keys, indexed by sorted position - key_first
   uint32_t key_first;
+  const ShellBlock<Real>* blocks;  // by (sorted position - key_first) >> block_shift; or null
+  int block_shift;
   const Space<Real>& space;
   double slack;            // two rounding pads
   const Real* x;           // the walker: centre, radius, thickness
@@ -65,10 +67,26 @@ struct ShellCut {
     emit(from, to, t, end);
     emit(wide, c.end[a], t, end);
   }
+  // Candidates [from, to) within [t, end), less the blocks that hold no partner.
   NESTSIM_HD void emit(uint32_t from, uint32_t to, uint32_t t, uint32_t end) {
     if (from < t) from = t;
     if (to > end) to = end;
-    if (from < to) body.range(from, to);
+    if (!blocks) {
+      if (from < to) body.range(from, to);
+      return;
+    }
+    uint32_t run = from;  // the pending run of kept blocks
+    while (from < to) {
+      const uint32_t block = (from - key_first) >> block_shift;
+      const uint64_t block_end = uint64_t(key_first) + (uint64_t(block + 1) << block_shift);
+      const uint32_t stop = block_end < to ? uint32_t(block_end) : to;
+      if (!block_may_meet(space, blocks[block], x, r, q, slack)) {
+        if (run < from) body.range(run, from);
+        run = stop;
+      }
+      from = stop;
+    }
+    if (run < to) body.range(run, to);
   }
   // The first position in [lo, hi) whose key's low half is >= key (at_least) or > key.
   NESTSIM_HD uint32_t first_above(uint32_t lo, uint32_t hi, uint32_t key, bool at_least) const {
@@ -103,6 +121,8 @@ struct ShellCells {
   thrust::device_vector<uint32_t> order;               // the sort's permutation
   thrust::device_vector<uint8_t> served;               // MarkServed's, by position - first
   thrust::device_vector<BodyRecord<Real>> moved;       // the records in their new order
+  thrust::device_vector<ShellBlock<Real>> blocks;      // of the sorted members (shell_block)
+  int block_shift = -1;  // log2 of shell_block; -1: no blocks
   uint64_t offset = 0;   // global bucket of cells[0]
   uint32_t first = 0;    // sorted position of keys[0]
 
@@ -198,6 +218,14 @@ struct ShellCells {
     for_each_index(uint32_t(hull_ends.first - segment_keys.begin()),
                    SetHull{raw(segment_keys), raw(hull), raw(cells), offset,
                            bucket_hi - bucket_lo});
+    block_shift = -1;
+    if (t.shell_block > 0) {
+      block_shift = 0;
+      while ((1u << block_shift) < t.shell_block) ++block_shift;
+      const uint32_t block_count = uint32_t((uint64_t(count) + t.shell_block - 1) >> block_shift);
+      ensure_size(blocks, block_count);
+      for_each_index(block_count, BlockBounds<Real>{s, first, count, block_shift, raw(blocks)});
+    }
     return true;
   }
 };

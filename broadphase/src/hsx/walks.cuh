@@ -39,14 +39,17 @@ struct GroupedView {
   uint64_t shell_offset = 0;
   const uint64_t* shell_key = nullptr;
   uint32_t shell_first = 0;
+  const ShellBlock<Real>* shell_block = nullptr;  // by (sorted position - shell_first) >> shift
+  int shell_block_shift = 0;
 
   // A walk's candidates cut at grp's shell cells: `body` wrapped for walker (x, r, q).
   template <class Body>
   NESTSIM_HD ShellCut<Real, Body> shell_cut(const GroupGrid& grp, const Real* x, Real r, Real q,
                                             Body& body) const {
     const ShellCell* cells = shell_cell + (grp.bucket_base - shell_offset);
-    return ShellCut<Real, Body>{s, grp, cells, shell_key, shell_first, space, 2.0 * pad,
-                                x,   r,   q,     body};
+    return ShellCut<Real, Body>{s,     grp,         cells, shell_key, shell_first,
+                                shell_block, shell_block_shift, space, 2.0 * pad,
+                                x,     r,           q,     body};
   }
 
   // The group of large item k: the last with item_base <= k (groups without large
