@@ -157,6 +157,7 @@ void NeighbourLists::rebuild(double wanted_skin, BodyState& state, SlotView v, u
   // buffers are sized to their count.
   sib_count_ = compact_sized(used, sibs_, &sib_rows_);
   built_at_ = step;
+  last_from_built_ = 0;
   ++times.rebuilds;
 }
 
@@ -239,6 +240,7 @@ int NeighbourLists::rebuild_if_outrun(int count, BodyState& state, const SlotVie
   thrust::copy_n(bounds_.begin(), count, b);
   for (int slot = 0; slot < count; ++slot) {
     last_step_bound_ = b[slot].step;
+    last_from_built_ = b[slot].from_built;
     if (b[slot].from_built <= 0.5 * skin_) continue;
     // Lists at the old positions that stay valid whatever this step accepts. With an
     // automatic skin shrunk for frequent events (event_skin), lists that the motion
@@ -246,6 +248,7 @@ int NeighbourLists::rebuild_if_outrun(int count, BodyState& state, const SlotVie
     double wanted = skin_;
     if (auto_skin() && step - built_at_ <= 2) wanted = std::min(base_skin_, 2.0 * skin_);
     rebuild(std::max(wanted, 2.0 * b[slot].step * (1.0 + 1e-9) + 1e-300), state, v, step, times);
+    last_from_built_ = b[slot].step;  // the moves from the new lists' positions
     return slot;
   }
   return -1;

@@ -6,6 +6,7 @@
 #pragma once
 #include <thrust/device_vector.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -46,6 +47,15 @@ class NeighbourLists {
   void bound_moves(BodyState& state, const SlotView& v, int slot, PhaseTimes& times);
   int rebuild_if_outrun(int count, BodyState& state, const SlotView& v, uint64_t step,
                         PhaseTimes& times);
+  // Will this step's moves probably outrun the lists? A guess from the bounds read at
+  // the last steps (how far a body may be from where the lists were built, and twice
+  // that bound's growth over the last step), for the step loop to check its first
+  // proposal at once rather than compute on lists about to be rebuilt. Once a step.
+  bool outrun_likely() {
+    const double drift = std::max(0.0, last_from_built_ - guessed_from_);
+    guessed_from_ = last_from_built_;
+    return last_from_built_ + 2 * drift > 0.5 * skin_;
+  }
 
   // The pairs of live bodies that lists built now with skin 0 would hold
   // (Frame::broadphase_pairs).
@@ -89,6 +99,8 @@ class NeighbourLists {
   bool timed_ = false;  // SimulationOptions::phase_times
   std::unique_ptr<device::PairFinder<double>> finder_;
   double skin_ = 0, base_skin_ = 0, last_step_bound_ = 0;
+  double last_from_built_ = 0;  // of the last bound read, from the lists' positions
+  double guessed_from_ = 0;     // last_from_built_ at the last outrun_likely()
   uint64_t built_at_ = 0;
 
   thrust::device_vector<double> x_built_[3];  // positions at the last build
