@@ -18,6 +18,7 @@
 #include "nestsim/io/h5md.h"
 #include "nestsim/io/model.h"
 #include "nestsim/io/placement.h"
+#include "nestsim/io/trajectory.h"
 
 using namespace nestsim;
 
@@ -559,6 +560,42 @@ TEST_CASE("reaction counts are stored per output interval and read back cumulati
   CHECK(c.frame.broadphase_pairs == -1);
   CHECK(c.reaction_names == std::vector<std::string>{"binding", "decay"});
   CHECK(c.collision == "hollow");
+  {  // io::Trajectory, the file opened once: the same frames, and the series behind them
+    const io::Trajectory t(path);
+    CHECK(t.frames() == 3);
+    CHECK(t.slots() == io::read_frame(path, 0).id.size());
+    CHECK(t.steps() == Counts{0, 10, 20});
+    CHECK(t.times() == std::vector<double>{0, 10 * s.dt, 20 * s.dt});
+    CHECK(t.reaction_names() == std::vector<std::string>{"binding", "decay"});
+    CHECK(t.reaction_events(0) == Counts{0, 3, 2});
+    CHECK(t.reaction_events(1) == Counts{0, 1, 0});
+    CHECK(same_bits(t.read_frame(1), io::read_frame(path, 1)));
+    CHECK(t.read_frame(2).reaction_events == Cumulative{5, 1});
+    CHECK_THROWS_AS(t.read_frame(3), io::InputError);
+    REQUIRE(t.kinds().names.size() == s.kinds.size());
+    for (std::size_t k = 0; k < s.kinds.size(); ++k) {
+      CHECK(t.kinds().names[k] == s.kinds[k].name);
+      CHECK(t.kinds().compartment[k] == s.kinds[k].compartment);
+      CHECK(t.kinds().membrane[k] == s.kinds[k].membrane);
+      CHECK(t.kinds().radius[k] == s.kinds[k].radius);
+      CHECK(t.kinds().diffusion[k] == s.kinds[k].diffusion);
+    }
+    CHECK(t.box() == s.box);
+    CHECK(t.periodic() == (s.boundary == sim::Boundary::periodic));
+    CHECK(t.time_unit() == s.time_unit);
+    CHECK(t.collision() == "hollow");
+    CHECK(t.seed() == s.seed);
+    const std::vector<io::ObservableRows> series = t.observables({"kind_count"});
+    bool binding = false;
+    for (const io::ObservableRows& o : series) {
+      CHECK(o.name != "kind_count");
+      if (o.name != "reactions/binding") continue;
+      binding = true;
+      CHECK(o.columns == 1);
+      CHECK(o.values == std::vector<double>{0, 3, 2});
+    }
+    CHECK(binding);
+  }
 
   // A run killed while writing frame 3: its binding count got a row (a large one) and
   // nothing else did. Appending drops it and continues from the sums of frames 0..2.

@@ -1,16 +1,14 @@
 // `nestsim analyze`: the tables, computed in one pass over a trajectory's frames.
 #include "nestsim/analysis/trajectory_analysis.h"
 
-#include <hdf5.h>
-
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
 #include <utility>
 
 #include "nestsim/broadphase.h"
-#include "nestsim/io/h5md.h"
 #include "nestsim/io/scene_csv.h"  // InputError
+#include "nestsim/io/trajectory.h"
 
 namespace nestsim::analysis {
 
@@ -21,30 +19,6 @@ namespace {
 const char* const kStateObservables[] = {"body_count",      "kind_count", "container_count",
                                          "membrane_count",  "next_id",    "model_time",
                                          "broadphase_pairs"};
-
-// The most values one series may hold to be read whole (2^28 doubles: 2 GiB), a bound
-// on what a crafted shape can make the analysis allocate.
-constexpr std::size_t kMaxObservableValues = std::size_t(1) << 28;
-
-// An HDF5 identifier closed when it goes out of scope.
-class Hid {
- public:
-  using Closer = herr_t (*)(hid_t);
-  Hid(hid_t id, Closer close) : id_(id), close_(close) {}
-  ~Hid() {
-    if (id_ >= 0) close_(id_);
-  }
-  Hid(Hid&& other) noexcept : id_(other.id_), close_(other.close_) { other.id_ = -1; }
-  Hid(const Hid&) = delete;
-  Hid& operator=(const Hid&) = delete;
-  Hid& operator=(Hid&&) = delete;
-  hid_t get() const { return id_; }
-  bool ok() const { return id_ >= 0; }
-
- private:
-  hid_t id_;
-  Closer close_;
-};
 
 [[noreturn]] void not_trajectory(const std::string& path, const std::string& why) {
   throw TrajectoryError(path + ": not a nestsim trajectory (" + why + ")");
@@ -63,131 +37,20 @@ class Hid {
   throw TrajectoryError(path + ": " + what);
 }
 
-Hid open_dataset(const std::string& path, hid_t file, const std::string& name) {
-  Hid d(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!d.ok()) not_trajectory(path, "no " + name);
-  return d;
-}
-
-std::vector<hsize_t> dims_of(hid_t dataset) {
-  const Hid space(H5Dget_space(dataset), H5Sclose);
-  const int rank = H5Sget_simple_extent_ndims(space.get());
-  std::vector<hsize_t> dims(std::max(rank, 0));
-  if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
-  return dims;
-}
-
-// Variable-length UTF-8 strings of a dataset or an attribute, as io writes them.
-std::vector<std::string> read_strings(const std::string& path, hid_t object, bool attribute,
-                                      std::size_t count, const std::string& what) {
-  const Hid type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type.get(), H5T_VARIABLE);
-  H5Tset_cset(type.get(), H5T_CSET_UTF8);
-  std::vector<char*> text(count, nullptr);
-  const herr_t status =
-      attribute ? H5Aread(object, type.get(), text.data())
-                : H5Dread(object, type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data());
-  if (status < 0) not_trajectory(path, "cannot read " + what);
-  std::vector<std::string> out;
-  for (char* t : text) {
-    out.emplace_back(t ? t : "");
-    if (t) H5free_memory(t);
+// Opens the trajectory through io's reader, its refusals as TrajectoryError.
+io::Trajectory open_trajectory(const std::string& path) {
+  try {
+    return io::Trajectory(path);
+  } catch (const io::InputError& e) {
+    rethrow_input_error(path, e);
+  } catch (const std::runtime_error& e) {
+    not_trajectory(path, e.what());
   }
-  return out;
-}
-
-std::string read_string(const std::string& path, hid_t file, const std::string& name) {
-  const Hid d = open_dataset(path, file, name);
-  return read_strings(path, d.get(), false, 1, name).front();
-}
-
-std::vector<double> read_doubles(const std::string& path, hid_t file, const std::string& name) {
-  const Hid d = open_dataset(path, file, name);
-  std::size_t n = 1;
-  for (hsize_t x : dims_of(d.get()))
-    if (__builtin_mul_overflow(n, std::size_t(x), &n) || n > kMaxObservableValues)
-      not_trajectory(path, name + ": too large to read");
-  std::vector<double> values(n);
-  if (n > 0 &&
-      H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
-    not_trajectory(path, "cannot read " + name);
-  return values;
 }
 
 bool is_event_counter(const std::string& name) {
   return name.rfind("events/", 0) == 0 || name.rfind("reactions/", 0) == 0 ||
          name.find("event") != std::string::npos || name.find("reaction") != std::string::npos;
-}
-
-// Every `value` dataset below /observables/<prefix>, depth first in name order.
-void collect_observables(const std::string& info_path, hid_t group, const std::string& prefix,
-                         uint64_t frames, std::vector<ObservableSeries>& out) {
-  H5G_info_t info;
-  if (H5Gget_info(group, &info) < 0) return;
-  for (hsize_t k = 0; k < info.nlinks; ++k) {
-    const ssize_t length =
-        H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, k, nullptr, 0, H5P_DEFAULT);
-    if (length <= 0) continue;
-    std::string name(std::size_t(length) + 1, '\0');
-    H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, k, name.data(), name.size(),
-                       H5P_DEFAULT);
-    name.resize(std::size_t(length));
-    const Hid object(H5Oopen(group, name.c_str(), H5P_DEFAULT), H5Oclose);
-    if (!object.ok()) continue;
-    const H5I_type_t type = H5Iget_type(object.get());
-    if (type == H5I_GROUP) {
-      const std::string child = prefix.empty() ? name : prefix + "/" + name;
-      if (prefix.empty() && std::find(std::begin(kStateObservables), std::end(kStateObservables),
-                                      child) != std::end(kStateObservables))
-        continue;
-      collect_observables(info_path, object.get(), child, frames, out);
-      continue;
-    }
-    if (type != H5I_DATASET || name != "value" || prefix.empty()) continue;
-    const std::vector<hsize_t> dims = dims_of(object.get());
-    if (dims.empty()) continue;
-    const std::size_t rows = std::size_t(std::min<uint64_t>(dims[0], frames));
-    std::size_t columns = 1;
-    bool too_large = false;
-    for (std::size_t d = 1; d < dims.size(); ++d)
-      too_large |= __builtin_mul_overflow(columns, std::size_t(dims[d]), &columns);
-    if (too_large || (columns > 0 && rows > kMaxObservableValues / columns))
-      not_trajectory(info_path, "/observables/" + prefix + "/value: too large to read");
-    // The complete frames' rows only: a series may be longer (a crafted file, a run
-    // killed mid-frame), and nothing is sized beyond what is reported.
-    std::vector<double> flat(rows * columns);
-    if (!flat.empty()) {
-      std::vector<hsize_t> start(dims.size(), 0), count = dims;
-      count[0] = rows;
-      const Hid file_space(H5Dget_space(object.get()), H5Sclose);
-      const Hid memory_space(H5Screate_simple(int(count.size()), count.data(), nullptr), H5Sclose);
-      const Hid type(H5Dget_type(object.get()), H5Tclose);
-      const H5T_class_t c = H5Tget_class(type.get());
-      if ((c != H5T_INTEGER && c != H5T_FLOAT) ||
-          H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
-                              count.data(), nullptr) < 0 ||
-          H5Dread(object.get(), H5T_NATIVE_DOUBLE, memory_space.get(), file_space.get(),
-                  H5P_DEFAULT, flat.data()) < 0)
-        continue;  // not numbers: nothing to report
-    }
-    ObservableSeries s;
-    s.name = prefix;
-    s.is_event_counter = is_event_counter(prefix);
-    s.per_interval = prefix == "reactions" || prefix.rfind("reactions/", 0) == 0;
-    if (H5Aexists(object.get(), "labels") > 0) {
-      const Hid a(H5Aopen(object.get(), "labels", H5P_DEFAULT), H5Aclose);
-      const Hid space(H5Aget_space(a.get()), H5Sclose);
-      if (std::size_t(H5Sget_simple_extent_npoints(space.get())) == columns) try {
-          s.columns = read_strings("", a.get(), true, columns, "labels");
-        } catch (const TrajectoryError&) {  // labels that are not strings: use numbers
-        }
-    }
-    for (std::size_t c = s.columns.size(); c < columns; ++c)
-      s.columns.push_back(columns == 1 ? "value" : std::to_string(c));
-    for (std::size_t f = 0; f < rows; ++f)
-      s.values.emplace_back(flat.begin() + f * columns, flat.begin() + (f + 1) * columns);
-    out.push_back(std::move(s));
-  }
 }
 
 // Wraps x into [0, L) as the broad phase requires of a periodic box.
@@ -207,50 +70,25 @@ std::string location_name(std::size_t location, const std::vector<std::string>& 
 }
 
 TrajectoryInfo read_trajectory_info(const std::string& path) {
+  const io::Trajectory t = open_trajectory(path);
   TrajectoryInfo info;
   info.path = path;
+  info.frames = t.frames();
+  if (info.frames == 0) throw TrajectoryError(path + ": the trajectory holds no complete frame");
   try {
-    info.frames = io::read_last_frame(path).frames;  // checks the layout
+    const io::TrajectoryKinds& kinds = t.kinds();
+    info.kinds = kinds.names;
+    info.compartment = kinds.compartment;
+    info.diffusion = kinds.diffusion;
+    info.box = t.box();
+    info.dim = info.box[2] > 0 ? 3 : 2;
+    info.periodic = t.periodic();
+    info.length_unit = t.length_unit();
+    info.time_unit = t.time_unit();
+    info.collision = t.collision();
+    info.reactions = t.reaction_names();
   } catch (const io::InputError& e) {
     rethrow_input_error(path, e);
-  } catch (const std::runtime_error& e) {
-    not_trajectory(path, e.what());
-  }
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  const Hid file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!file.ok()) not_trajectory(path, "cannot open it as HDF5");
-  const hid_t f = file.get();
-  {
-    const Hid names = open_dataset(path, f, "/parameters/species_names");
-    const std::vector<hsize_t> d = dims_of(names.get());
-    info.kinds =
-        read_strings(path, names.get(), false, d.empty() ? 0 : d[0], "/parameters/species_names");
-  }
-  const std::size_t K = info.kinds.size();
-  const std::vector<double> compartment = read_doubles(path, f, "/parameters/kinds/compartment");
-  info.diffusion = read_doubles(path, f, "/parameters/kinds/diffusion");
-  const std::vector<double> box = read_doubles(path, f, "/parameters/box");
-  if (compartment.size() != K || info.diffusion.size() != K || box.size() != 3)
-    not_trajectory(path, "/parameters/kinds do not match /parameters/species_names");
-  for (double c : compartment) info.compartment.push_back(c != 0);
-  for (int a = 0; a < 3; ++a) info.box[a] = box[a];
-  info.dim = box[2] > 0 ? 3 : 2;
-  info.length_unit = read_string(path, f, "/parameters/length_unit");
-  info.time_unit = read_string(path, f, "/parameters/time_unit");
-  const Hid box_group(H5Gopen2(f, "/particles/bodies/box", H5P_DEFAULT), H5Gclose);
-  if (!box_group.ok() || H5Aexists(box_group.get(), "boundary") <= 0)
-    not_trajectory(path, "no /particles/bodies/box boundary");
-  const Hid boundary(H5Aopen(box_group.get(), "boundary", H5P_DEFAULT), H5Aclose);
-  const std::vector<std::string> b =
-      read_strings(path, boundary.get(), true, 3, "the box boundary");
-  info.periodic = b[0] == "periodic";
-  if (H5Lexists(f, "/parameters/collision", H5P_DEFAULT) > 0)
-    info.collision = read_string(path, f, "/parameters/collision");
-  if (H5Lexists(f, "/parameters/reaction_names", H5P_DEFAULT) > 0) {
-    const Hid names = open_dataset(path, f, "/parameters/reaction_names");
-    const std::vector<hsize_t> d = dims_of(names.get());
-    info.reactions =
-        read_strings(path, names.get(), false, d.empty() ? 0 : d[0], "/parameters/reaction_names");
   }
   return info;
 }
@@ -380,13 +218,30 @@ class FramePass {
   std::unordered_map<int64_t, int32_t> kind_of_;
 };
 
-// The series under /observables, and each rule's events per frame from them.
-void read_observables(const TrajectoryInfo& info, AnalysisTables& t) {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  const Hid file(H5Fopen(info.path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!file.ok()) not_trajectory(info.path, "cannot open it as HDF5");
-  const Hid observables(H5Gopen2(file.get(), "/observables", H5P_DEFAULT), H5Gclose);
-  if (observables.ok()) collect_observables(info.path, observables.get(), "", info.frames, t.observables);
+// The series under /observables other than the frame's own state, and each rule's
+// events per frame from them.
+void read_observables(const io::Trajectory& trajectory, const TrajectoryInfo& info,
+                      AnalysisTables& t) {
+  std::vector<io::ObservableRows> rows;
+  try {
+    rows = trajectory.observables(
+        std::vector<std::string>(std::begin(kStateObservables), std::end(kStateObservables)));
+  } catch (const io::InputError& e) {
+    rethrow_input_error(info.path, e);
+  }
+  for (io::ObservableRows& r : rows) {
+    ObservableSeries s;
+    s.name = r.name;
+    s.is_event_counter = is_event_counter(r.name);
+    s.per_interval = r.name == "reactions" || r.name.rfind("reactions/", 0) == 0;
+    s.columns = std::move(r.labels);
+    for (std::size_t c = s.columns.size(); c < r.columns; ++c)
+      s.columns.push_back(r.columns == 1 ? "value" : std::to_string(c));
+    for (std::size_t f = 0; r.columns > 0 && f < r.values.size() / r.columns; ++f)
+      s.values.emplace_back(r.values.begin() + std::ptrdiff_t(f * r.columns),
+                            r.values.begin() + std::ptrdiff_t((f + 1) * r.columns));
+    t.observables.push_back(std::move(s));
+  }
   t.reaction_events.assign(t.frames.size(), std::vector<int64_t>(info.reactions.size(), 0));
   for (std::size_t r = 0; r < info.reactions.size(); ++r) {
     const auto s = std::find_if(t.observables.begin(), t.observables.end(), [&](const auto& o) {
@@ -402,18 +257,20 @@ void read_observables(const TrajectoryInfo& info, AnalysisTables& t) {
 }  // namespace
 
 AnalysisTables analyze_trajectory(const TrajectoryInfo& info) {
+  const io::Trajectory trajectory = open_trajectory(info.path);
   AnalysisTables t;
   FramePass pass(info);
-  for (uint64_t index = 0; index < info.frames; ++index) {
+  const uint64_t frames = std::min(info.frames, trajectory.frames());
+  for (uint64_t index = 0; index < frames; ++index) {
     sim::Frame fr;
     try {
-      fr = io::read_frame(info.path, index);
+      fr = trajectory.read_frame(index);
     } catch (const io::InputError& e) {
       rethrow_input_error(info.path, e);
     }
     pass.add(index, fr, t);
   }
-  read_observables(info, t);
+  read_observables(trajectory, info, t);
   return t;
 }
 

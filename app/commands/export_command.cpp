@@ -9,8 +9,8 @@
 
 #include "commands/commands.h"
 #include "commands/output_file.h"
-#include "nestsim/io/h5md.h"
 #include "nestsim/io/scene_csv.h"
+#include "nestsim/io/trajectory.h"
 #include "view/view_trajectory.h"
 
 namespace nestsim::app {
@@ -174,10 +174,11 @@ int export_command(const std::vector<std::string>& args) {
     return 2;
   }
   try {
+    const io::Trajectory trajectory(a.trajectory);
     OutputFile out(a.output);
     uint64_t written = 0;
     for (uint64_t f = a.frames.start; f < std::min(a.frames.stop, t.frames); f += a.frames.step) {
-      write_block(out, t, io::read_frame(a.trajectory, f));
+      write_block(out, t, trajectory.read_frame(f));
       ++written;
     }
     out.commit();
