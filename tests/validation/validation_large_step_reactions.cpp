@@ -16,6 +16,19 @@
 //    nearly independent). A binding radius off by 5% moves the rate by ~10-15%.
 //  large_kon_hard_1e+08_dt1: the same under contacts hard, where the reactant kinds are
 //    exempt from each other's exclusion (the rest exclude).
+//  large_K_{none_dt{0.01,0.1,1,10},hard_dt1,soft_contact}: the reversible
+//    "A + B <-> C" with kon 1e8 /M/s and koff in a model file, read by io: the reverse's
+//    unbinding probability per step q = p V koff / kon and its products drawn from the
+//    pair's equilibrium density in the forward rule's ball (nestsim/io/kon_calibration.h)
+//    hold K = [C] / ([A][B]) = kon / koff at any dt. Closed boxes (totals n
+//    of A + C and of B + C), started at the expected bound count; K_meas = V <N_C> /
+//    <N_A N_B> over the frames of all boxes, se by the delta method from the residual
+//    N_C - (K / V) N_A N_B averaged per box (independent replicas, as equilibrium_K).
+//    koff is chosen per dt so that q = 0.01 (none, hard): the free reactants then fill
+//    c V = q of the ball (K c = 1 at half bound), the pairs that meet a third body in it
+//    (which the claims of one step resolve, a body reacting once) bias K by ~q / 2 =
+//    0.5%, and the boxes relax in ~1 / (2 q) = 50 steps whatever dt. Under soft contacts
+//    the ball is the reaction ball (V_eff ~ 370 nm^3), dilute when K ~ 20 V_eff.
 //  large_kon_soft_contact: issue 46's case, A and B of radius 2.5 nm, `radius: 5` (the
 //    contact distance), `repulsion: 1`, dt 0.002 us (`dt_limit: stable`): the force-free
 //    Doi rate gave 0.58 of kon; the soft calibration must give 1.
@@ -23,6 +36,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
+#include <vector>
+#include <array>
 #include <random>
 #include <sstream>
 #include <string>
@@ -32,6 +48,7 @@
 #include "nestsim/io/model.h"
 #include "nestsim/io/placement.h"
 #include "nestsim/io/rates.h"
+#include "nestsim/sim/replicas.h"
 #include "nestsim/sim/simulation.h"
 #include "stats.h"
 
@@ -178,4 +195,179 @@ TEST_CASE("validation: kon with soft contacts at the contact radius") {
   c.n = 3000;
   c.duration = 8;
   run_cases({c});
+}
+
+// --- A + B <-> C: K against kon / koff -------------------------------------------
+
+namespace {
+
+struct KCase {
+  std::string name, contacts;
+  double dt = 1;
+  double radius = 0.5;  // of A, B, C (nm)
+  double repulsion = 0;
+  int replicas = 6;
+  int pairs = 150;  // n, the totals of A + C and of B + C per box
+  double q = 0.01;  // the reverse's unbinding probability per step: koff follows
+  int taus = 8;     // relaxation times ~1 / (2 q) steps measured per box
+};
+
+void measure_k(Ledger& ledger, const KCase& c, uint64_t seed) {
+  const Timer timer(c.name, seed);
+  const double D = 20;                                     // nm^2/us
+  const double kon = 1e8 * 1.6605390671738467e-6;          // nm^3/us
+  // p V of the forward rule at dt (kon_calibration.h), and the koff that gives q.
+  double pv = 0, reach = 0;
+  if (c.contacts == "soft") {
+    const double contact = 2 * c.radius;
+    const double lambda = nestsim::io::doi_rate_for_kon_soft(kon, D, contact, contact, c.repulsion);
+    pv = -std::expm1(-lambda * c.dt) * nestsim::io::boltzmann_ball_volume(contact, contact, c.repulsion);
+    reach = contact;
+  } else {
+    reach = nestsim::io::andrews_bray_binding_radius(kon, D, c.dt);
+    pv = 4.0 / 3 * kPi * reach * reach * reach;
+  }
+  const double koff = c.q * kon / pv;  // /us
+  const double K = kon / koff;
+  // Half bound: V = K n / 2. Periodic where the box of that volume passes the periodic-
+  // image limit of dt (8 sqrt(2 D dt) <= edge / 2); else reflective (walls that mirror
+  // the moves keep the density uniform, and a reverse whose B would leave the box waits:
+  // detailed balance within it), where V is the volume the centres reach, [r, L - r]^3.
+  const double volume = K * c.pairs / 2;
+  const bool periodic = std::cbrt(volume) >= 16.5 * std::sqrt(2 * D * c.dt);
+  const double box = std::cbrt(volume) + (periodic ? 0 : 2 * c.radius);
+  const int n = c.pairs;
+  // Started at the expected bound count, K / V (n - N_C)^2 = N_C.
+  const double a = K / volume;
+  const int bound = int(std::lround(n + 1 / (2 * a) - std::sqrt(1 / (4 * a * a) + n / a)));
+  const int tau = int(std::lround(1 / (2 * c.q)));
+  const int steps_per_frame = std::max(1, tau / 4), frames = 4 * c.taus, relax = tau;
+  struct Sums {
+    double residual = 0, c = 0, ab = 0;
+  };
+  std::vector<Sums> per_replica(std::size_t(c.replicas));
+  uint32_t kind_a = 0, kind_b = 0, kind_c = 0;
+  {
+    std::ostringstream os;
+    os.precision(17);
+    os << "nestsim: 1\nunits: {length: nm, time: us}\n"
+       << "box: {size: [" << box << ", " << box << ", " << box << "], boundary: " << (periodic ? "periodic" : "reflective") << "}\n"
+       << "simulation: {dt: " << c.dt << ", steps: 1, dt_limit: accurate}\n"
+       << "species:\n  A: {radius: " << c.radius << ", diffusion: 10}\n"
+       << "  B: {radius: " << c.radius << ", diffusion: 10}\n  C: {radius: " << c.radius << ", diffusion: 10}\n"
+       << "interactions: {contacts: " << c.contacts << ", repulsion: " << c.repulsion << "}\n"
+       << "place:\n  - {species: A, at: [" << box / 2 << ", " << box / 2 << ", " << box / 2 << "]}\n"
+       << "reactions:\n  - {name: bind, rule: \"A + B <-> C\", kon: 1e8 /M/s, koff: " << koff
+       << " /us, radius: " << 2 * c.radius << "}\n";
+    const nestsim::io::Model model = nestsim::io::parse_model(os.str(), c.name + ".yaml");
+    kind_a = uint32_t(model.kind_index("A"));
+    kind_b = uint32_t(model.kind_index("B"));
+    kind_c = uint32_t(model.kind_index("C"));
+    const nestsim::sim::Setup base = nestsim::io::make_setup(model);
+    nestsim::sim::for_each_replica(c.replicas, [&](int rep) {
+      nestsim::sim::Setup setup = base;
+      setup.seed = stream(seed, 100 + 2 * uint64_t(rep));
+      setup.bodies.clear();
+      std::mt19937_64 rng(stream(seed, 101 + 2 * uint64_t(rep)));
+      std::uniform_real_distribution<double> u(periodic ? 0 : c.radius, periodic ? box : box - c.radius);
+      // Uniform; under hard contacts off every body placed before (all exclude but A-B).
+      const auto clear = [&](const std::array<double, 3>& x, uint32_t kind) {
+        if (c.contacts != "hard") return true;
+        for (const auto& b : setup.bodies) {
+          if ((kind == kind_a && b.kind == kind_b) || (kind == kind_b && b.kind == kind_a)) continue;
+          double d2 = 0;
+          for (int k = 0; k < 3; ++k) {
+            double d = std::fabs(x[std::size_t(k)] - b.position[std::size_t(k)]);
+            if (periodic) d = std::min(d, box - d);
+            d2 += d * d;
+          }
+          if (d2 < 4 * c.radius * c.radius) return false;
+        }
+        return true;
+      };
+      const auto add = [&](uint32_t kind, int count) {
+        for (int i = 0; i < count;) {
+          nestsim::sim::Body body;
+          body.kind = kind;
+          body.position = {u(rng), u(rng), u(rng)};
+          if (!clear(body.position, kind)) continue;
+          setup.bodies.push_back(body);
+          ++i;
+        }
+      };
+      add(kind_a, n - bound);
+      add(kind_b, n - bound);
+      add(kind_c, bound);
+      setup.capacity = 3 * uint64_t(n) + 64;
+      nestsim::sim::Simulation sim(setup);
+      sim.run(relax);
+      Sums& sums = per_replica[std::size_t(rep)];
+      for (int f = 0; f < frames; ++f) {
+        sim.run(steps_per_frame);
+        const nestsim::sim::Frame fr = sim.frame();
+        const double na = double(count_kind(fr, kind_a)), nb = double(count_kind(fr, kind_b)),
+                     nc = double(count_kind(fr, kind_c));
+        if (na + nc != n || nb + nc != n) throw std::runtime_error(c.name + ": totals not conserved");
+        sums.residual += nc - K / volume * na * nb;
+        sums.c += nc;
+        sums.ab += na * nb;
+      }
+    });
+  }
+  Mean residual;
+  double c_sum = 0, ab_sum = 0;
+  for (const Sums& sums : per_replica) {
+    residual.add(sums.residual / frames);
+    c_sum += sums.c;
+    ab_sum += sums.ab;
+  }
+  const double count = double(c.replicas) * frames, ab = ab_sum / count;
+  ledger.add(c.name, volume * (c_sum / count) / ab / K, 1.0, volume * residual.se() / ab / K, seed);
+  std::printf("# %s: dt %g us, ball %.4g nm, koff %.4g /us, K %.5g nm^3, %s box %.4g nm, n %d, <N_C> %.2f\n",
+              c.name.c_str(), c.dt, reach, koff, K, periodic ? "periodic" : "reflective", box, n, c_sum / count);
+}
+
+}  // namespace
+
+TEST_CASE("validation: A + B <-> C, K = kon / koff at large steps") {
+  std::vector<KCase> cases;
+  for (double dt : {0.01, 0.1, 1.0, 10.0}) {
+    KCase c;
+    c.contacts = "none";
+    c.dt = dt;
+    char name[64];
+    std::snprintf(name, sizeof name, "large_K_none_dt%g", dt);
+    c.name = name;
+    if (dt > 1) c.pairs = 100;  // its lists reach far: fewer bodies
+    cases.push_back(c);
+  }
+  KCase hard;
+  hard.name = "large_K_hard_dt1";
+  hard.contacts = "hard";
+  hard.dt = 1;
+  cases.push_back(hard);
+  // Soft at the contact radius (proteins of radius 2.5 nm, `radius: 5`), repulsion 0.25
+  // (U = 3 kT at full overlap) at the accurate contact step c = 20 x 0.25 x dt = 0.1: the
+  // e^{-U} weighted placement of the products (V_eff = 0.7 of the ball). Dilute in the
+  // ball: K = p V / q = 20 V_eff, so q = p / 20 (p = lambda dt = 0.0085) and a relaxation
+  // takes ~1,200 steps; 4 boxes over 3 of them.
+  KCase soft;
+  soft.name = "large_K_soft_contact";
+  soft.contacts = "soft";
+  soft.dt = 0.02;
+  soft.radius = 2.5;
+  soft.repulsion = 0.25;
+  soft.replicas = 4;
+  soft.pairs = 150;
+  soft.taus = 3;
+  {
+    const double kon = 1e8 * 1.6605390671738467e-6;
+    soft.q = -std::expm1(-nestsim::io::doi_rate_for_kon_soft(kon, 20, 5, 5, 0.25) * soft.dt) / 20;
+  }
+  cases.push_back(soft);
+  Ledger ledger;
+  for (uint64_t seed : seeds())
+    for (const KCase& c : cases) measure_k(ledger, c, seed);
+  std::string why;
+  CHECK_MESSAGE(ledger.ok(why), why);
 }
