@@ -70,7 +70,8 @@ TEST_CASE("large_step.yaml: 300 steps of 1 us, reactions, no overlap between exc
 
 TEST_CASE("large_step.yaml: nestsim run accepts it at dt 1 us and runs it") {
   const std::string out = testing::temp_path("large_step.h5");
-  const testing::Run r = testing::run_nestsim("run " + kModel + " --steps 20 -o " + out + " --force");
+  const testing::Run r =
+      testing::run_nestsim("run " + kModel + " --steps 20 -o " + out + " --force");
   CHECK_MESSAGE(r.code == 0, r.err);
   const std::string said = r.out + r.err;  // the run's report goes to stderr
   CHECK(said.find("20 steps of 1 us") != std::string::npos);

@@ -42,7 +42,8 @@ class CentreCells {
     for (int da = lo; da <= hi; ++da)
       for (int db = lo; db <= hi; ++db)
         for (int dc = lo; dc <= hi; ++dc)
-          for (std::size_t j : cells_[at((a + da + n_) % n_, (b + db + n_) % n_, (c + dc + n_) % n_)])
+          for (std::size_t j :
+               cells_[at((a + da + n_) % n_, (b + db + n_) % n_, (c + dc + n_) % n_)])
             if (j != skip && norm2(periodic_delta(p, x_[j], box)) < r * r) return true;
     return false;
   }
@@ -86,8 +87,8 @@ inline std::vector<Vec> random_sequential(int n, double box, double sigma, std::
     for (int da = -1; da <= 1 && clear; ++da)
       for (int dc = -1; dc <= 1 && clear; ++dc)
         for (int dd = -1; dd <= 1 && clear; ++dd)
-          for (std::size_t j : cells[(std::size_t((a + da + m) % m) * m + (c + dc + m) % m) * m +
-                                     (d + dd + m) % m])
+          for (std::size_t j :
+               cells[(std::size_t((a + da + m) % m) * m + (c + dc + m) % m) * m + (d + dd + m) % m])
             if (norm2(periodic_delta(p, x[j], b)) < sigma * sigma) clear = false;
     if (!clear) continue;
     cells[(std::size_t(a) * m + c) * m + d].push_back(x.size());
@@ -122,7 +123,8 @@ inline void add_frame(ContactSums& s, const std::vector<Vec>& x, double box, dou
     for (int k = 0; k < surface; ++k) {
       const Vec d{normal(rng), normal(rng), normal(rng)};
       const double l = std::sqrt(norm2(d));
-      const Vec p{x[i][0] + sigma * d[0] / l, x[i][1] + sigma * d[1] / l, x[i][2] + sigma * d[2] / l};
+      const Vec p{x[i][0] + sigma * d[0] / l, x[i][1] + sigma * d[1] / l,
+                  x[i][2] + sigma * d[2] / l};
       b.exposed += cells.covered(p, sigma, i) ? 0 : 1;
       b.surface += 1;
     }
@@ -150,7 +152,9 @@ inline void add_frame(ContactSums& s, const std::vector<Vec>& x, double box, dou
 inline double insertion_contact(const ContactSums& s, const std::vector<bool>& use) {
   double e = 0, a = 0, f = 0, v = 0;
   for (std::size_t k = 0; k < s.blocks.size(); ++k)
-    if (use[k]) e += s.blocks[k].exposed, a += s.blocks[k].surface, f += s.blocks[k].free, v += s.blocks[k].volume;
+    if (use[k])
+      e += s.blocks[k].exposed, a += s.blocks[k].surface, f += s.blocks[k].free,
+          v += s.blocks[k].volume;
   return (e / a) / (f / v);
 }
 
@@ -163,7 +167,8 @@ inline double pair_contact(const ContactSums& s, const std::vector<bool>& use, i
   for (std::size_t k = 0; k < s.blocks.size(); ++k)
     if (use[k]) {
       used += 1;
-      for (int h = 0; h < ContactSums::kShells; ++h) c[std::size_t(h)] += s.blocks[k].pairs[std::size_t(h)];
+      for (int h = 0; h < ContactSums::kShells; ++h)
+        c[std::size_t(h)] += s.blocks[k].pairs[std::size_t(h)];
     }
   const double scale = double(s.blocks.size()) / used;
   double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;

@@ -36,12 +36,12 @@
 #include <string>
 #include <vector>
 
+#include "frames.h"
+#include "hard_sphere_fluid.h"
 #include "nestsim/io/model.h"
 #include "nestsim/sim/replicas.h"
 #include "nestsim/sim/simulation.h"
 #include "sim_helpers.h"
-#include "frames.h"
-#include "hard_sphere_fluid.h"
 #include "stats.h"
 
 using namespace nestsim::sim;
@@ -121,9 +121,7 @@ void membrane_cos(Ledger& ledger, double dt, uint64_t seed, uint64_t variant) {
   }
   Simulation sim(b.s);
   const Vec pbox{box, box, box};
-  const auto directions = [&](const Frame& f) {
-    return unit_directions(f, receptors, home, pbox);
-  };
+  const auto directions = [&](const Frame& f) { return unit_directions(f, receptors, home, pbox); };
   std::vector<Vec> last = directions(by_id(sim.frame()));
   Mean cosine;
   for (int w = 0; w < windows; ++w) {
@@ -292,7 +290,8 @@ HardFluidResult run_fluid(const HardFluid& c, uint64_t seed, uint64_t variant) {
     add_frame(r.sums, x, r.box, sigma, width, 3, 16, 20 * r.n, rng);
     if (fr == c.frames - 1) {  // slots are fixed for a body's life
       int moved = 0;
-      for (std::size_t i = 0; i < x.size(); ++i) moved += norm2(periodic_delta(x[i], first[i], Vec{r.box, r.box, r.box})) > 0 ? 1 : 0;
+      for (std::size_t i = 0; i < x.size(); ++i)
+        moved += norm2(periodic_delta(x[i], first[i], Vec{r.box, r.box, r.box})) > 0 ? 1 : 0;
       r.moved = double(moved) / r.n;
     }
   }
@@ -304,16 +303,19 @@ void report_fluid(Ledger& ledger, const HardFluid& c, const HardFluidResult& r, 
   const std::string tag = "_phi" + dt_name(c.phi) + "_dt" + dt_name(c.dt);
   const double sigma = 2 * kRadius, width = sigma / 25, rho = r.n / (r.box * r.box * r.box);
   const double cs = (1 - c.phi / 2) / ((1 - c.phi) * (1 - c.phi) * (1 - c.phi));
-  const auto [gi, gi_se] = jackknife(r.sums, [&](const std::vector<bool>& u) { return insertion_contact(r.sums, u); });
+  const auto [gi, gi_se] =
+      jackknife(r.sums, [&](const std::vector<bool>& u) { return insertion_contact(r.sums, u); });
   const auto [gp, gp_se] = jackknife(r.sums, [&](const std::vector<bool>& u) {
     return pair_contact(r.sums, u, r.n, rho, sigma, width);
   });
   ledger.add("hard_g_contact" + tag, gi, cs, gi_se, seed);
   ledger.add("hard_g_pairs" + tag, gp, cs, gp_se, seed);
-  ledger.invariant("hard_g_overlap" + tag, r.sums.overlaps, r.sums.pairs_checked, r.sums.worst, seed);
-  std::printf("hard_g: phi %g dt %g: %d spheres, box %.1f, s/sigma %.2f, %.4f of the moves rejected, "
-              "%.3f of the spheres moved between the first and last frame\n",
-              c.phi, c.dt, r.n, r.box, std::sqrt(2 * kD * c.dt) / sigma, r.rejected, r.moved);
+  ledger.invariant("hard_g_overlap" + tag, r.sums.overlaps, r.sums.pairs_checked, r.sums.worst,
+                   seed);
+  std::printf(
+      "hard_g: phi %g dt %g: %d spheres, box %.1f, s/sigma %.2f, %.4f of the moves rejected, "
+      "%.3f of the spheres moved between the first and last frame\n",
+      c.phi, c.dt, r.n, r.box, std::sqrt(2 * kD * c.dt) / sigma, r.rejected, r.moved);
 }
 
 const double kDts[] = {0.01, 0.1, 1, 10};
@@ -353,15 +355,20 @@ TEST_CASE("validation: large steps, hard-sphere contact value against Carnahan-S
       {0.1, 0.1, 100, 0, 30, 5},   // s / sigma 0.28
       {0.1, 1.0, 100, 10, 30, 2},  // s / sigma 0.89
       {0.3, 0.1, 400, 0, 40, 5},
-      {0.3, 1.0, 400, 2, 8, 1},    // nearly frozen: see docs/validation.md
+      {0.3, 1.0, 400, 2, 8, 1},  // nearly frozen: see docs/validation.md
   };
   Ledger ledger;
   for (uint64_t seed : seeds()) {
     std::vector<HardFluidResult> results(cases.size());
-    for_each_replica(int(cases.size()), [&](int k) {
-      const Timer timer("hard_g_phi" + dt_name(cases[std::size_t(k)].phi) + "_dt" + dt_name(cases[std::size_t(k)].dt), seed);
-      results[std::size_t(k)] = run_fluid(cases[std::size_t(k)], seed, 40 + uint64_t(k));
-    }, 2);
+    for_each_replica(
+        int(cases.size()),
+        [&](int k) {
+          const Timer timer("hard_g_phi" + dt_name(cases[std::size_t(k)].phi) + "_dt" +
+                                dt_name(cases[std::size_t(k)].dt),
+                            seed);
+          results[std::size_t(k)] = run_fluid(cases[std::size_t(k)], seed, 40 + uint64_t(k));
+        },
+        2);
     for (std::size_t k = 0; k < cases.size(); ++k) report_fluid(ledger, cases[k], results[k], seed);
   }
   std::string why;
