@@ -69,8 +69,12 @@ struct HsxTuning {
   // A shell cell's sorted members in blocks of shell_block (a power of 2; 0: none), each
   // with the box of its centres and its largest radius: a walker skips the blocks whose
   // box it cannot reach among the candidates its radial interval keeps (a compartment's
-  // small bodies against the shells of other stacks, whose intervals are wide).
+  // small bodies against the shells of other stacks, whose intervals are wide): walkers
+  // whose interval about the anchor is wider than shell_block_walker times the cell's cap
+  // on its members' widths (narrower walkers keep a thin slice of the anchor's members,
+  // which the boxes would cut little: their tests would cost more than they save).
   uint32_t shell_block = 32;
+  double shell_block_walker = 2;
   // Work per large-body task: bodies of a column tested directly before the task walks
   // on, and columns per task; on the GPU the columns shrink with the cells' occupancy
   // (adapt_task_columns) and grow to wide_task_columns from wide_task_bodies bodies on

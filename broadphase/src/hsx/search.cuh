@@ -110,6 +110,7 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
       if (shells.block_shift >= 0) {
         v.shell_block = raw(shells.blocks);
         v.shell_block_shift = shells.block_shift;
+        v.shell_block_walker = tuning.hsx.shell_block_walker;
       }
     }
   }

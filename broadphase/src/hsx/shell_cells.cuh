@@ -21,6 +21,7 @@ struct ShellCut {
   uint32_t key_first;
   const ShellBlock<Real>* blocks;  // by (sorted position - key_first) >> block_shift; or null
   int block_shift;
+  double block_walker;     // HsxTuning::shell_block_walker
   const Space<Real>& space;
   double slack;            // two rounding pads
   const Real* x;           // the walker: centre, radius, thickness
@@ -64,14 +65,16 @@ struct ShellCut {
     const uint32_t wide = c.wide[a];
     const uint32_t from = first_above(c.begin[a], wide, key_lo, true);
     const uint32_t to = first_above(from, wide, key_hi, false);
-    emit(from, to, t, end);
-    emit(wide, c.end[a], t, end);
+    const bool blocked = blocks && k.hi - k.lo > block_walker * c.cap;
+    emit(from, to, t, end, blocked);
+    emit(wide, c.end[a], t, end, blocked);
   }
-  // Candidates [from, to) within [t, end), less the blocks that hold no partner.
-  NESTSIM_HD void emit(uint32_t from, uint32_t to, uint32_t t, uint32_t end) {
+  // Candidates [from, to) within [t, end), less the blocks that hold no partner where
+  // `blocked`.
+  NESTSIM_HD void emit(uint32_t from, uint32_t to, uint32_t t, uint32_t end, bool blocked) {
     if (from < t) from = t;
     if (to > end) to = end;
-    if (!blocks) {
+    if (!blocked) {
       if (from < to) body.range(from, to);
       return;
     }

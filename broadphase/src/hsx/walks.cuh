@@ -41,6 +41,7 @@ struct GroupedView {
   uint32_t shell_first = 0;
   const ShellBlock<Real>* shell_block = nullptr;  // by (sorted position - shell_first) >> shift
   int shell_block_shift = 0;
+  double shell_block_walker = 0;  // HsxTuning::shell_block_walker
 
   // A walk's candidates cut at grp's shell cells: `body` wrapped for walker (x, r, q).
   template <class Body>
@@ -48,7 +49,8 @@ struct GroupedView {
                                             Body& body) const {
     const ShellCell* cells = shell_cell + (grp.bucket_base - shell_offset);
     return ShellCut<Real, Body>{s,     grp,         cells, shell_key, shell_first,
-                                shell_block, shell_block_shift, space, 2.0 * pad,
+                                shell_block, shell_block_shift, shell_block_walker,
+                                space, 2.0 * pad,
                                 x,     r,           q,     body};
   }
 
