@@ -80,6 +80,8 @@ TEST_CASE("A + B <-> C reads as the forward rule and its reverse") {
   CHECK(!s.reactions[0].equilibrium_products);
   CHECK(s.reactions[1].equilibrium_products);
   CHECK(s.reactions[1].name == "bind_reverse");
+  // What `nestsim run` prints for the reverse: koff and what the engine runs.
+  CHECK(io::describe_rate(b, m).find("bind_reverse: koff 10000 /s = 0.01 /us -> unbinding probability ") == 0);
 }
 
 TEST_CASE("the reverse rule's unbinding probability holds K = kon / koff: q = p V koff / kon") {

@@ -332,7 +332,7 @@ double reaction_rate(const ReactionSpec& reaction, const Model& model) {
 }
 
 std::string describe_rate(const ReactionSpec& x, const Model& m) {
-  if (!x.kon && x.given_unit.empty()) return "";
+  if (!x.kon && x.given_unit.empty() && x.forward < 0) return "";
   const std::string& len = m.units.length;
   const std::string& time = m.units.time;
   std::ostringstream os;
@@ -348,6 +348,12 @@ std::string describe_rate(const ReactionSpec& x, const Model& m) {
     else
       os << " -> Doi rate " << k.rate << " /" << time << " at radius " << k.radius << " " << len;
     os << " (D_A + D_B = " << reactant_diffusion(x, m) << " " << len << "^2/" << time << ")";
+  } else if (x.forward >= 0) {  // the reverse of a reversible rule (kon_calibration.h)
+    os << "koff ";
+    if (!x.given_unit.empty()) os << x.given << " " << x.given_unit << " = ";
+    os << x.koff.value_or(0) << " /" << time << " -> unbinding probability "
+       << unbinding_step_probability(x, m) << " per step (rate " << calibrate_rule(x, m).rate << " /"
+       << time << ") at dt " << m.dt << " " << time << ", K = kon / koff";
   } else {
     os << "rate " << x.given << " " << x.given_unit << " = " << x.rate << " /" << time;
     if (x.reactants.size() == 2)
