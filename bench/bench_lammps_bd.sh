@@ -138,9 +138,11 @@ run_lammps() {
 }
 # One nestsim run of a model: rate, seconds, builds, phase seconds, contacts at the end.
 run_nestsim() {
-  local bin=$1 model=$2 out
+  local bin=$1 model=$2 out timed=()
+  # The phase split is printed only when timed (builds that know --phase-times).
+  "$bin" run --help 2>&1 | grep -q -- --phase-times && timed=(--phase-times)
   out=$(OMP_NUM_THREADS=$RANKS "$bin" run "$model" -o "$WORK/run.h5" --force --steps "$STEPS" \
-          --set "simulation.output.every=$STEPS" "${SETS[@]}" 2> /dev/null) ||
+          --set "simulation.output.every=$STEPS" "${SETS[@]}" "${timed[@]}" 2> /dev/null) ||
     { echo "bench_lammps_bd: $bin run $model failed" >&2; exit 1; }
   local contacts
   contacts=$("$PYTHON" -c 'import sys, h5py; print(h5py.File(sys.argv[1], "r")["observables/broadphase_pairs/value"][-1])' "$WORK/run.h5")
