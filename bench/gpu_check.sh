@@ -267,7 +267,7 @@ if ! out_of_time tests; then
     summary ctest ok "$(ctest_line "$LOG/ctest.log") in $(( $(date +%s) - start )) s, $ctest_jobs at a time; $pages needing the viewer's page (node) not run"
   else
     summary ctest FAIL "rc=$rc, $timeouts timed out: $(ctest_line "$LOG/ctest.log"); $(
-      grep -E '^\s+[0-9]+ - ' "$LOG/ctest.log" | awk '{print $3}' | head -8 | paste -sd' ')"
+      grep -E '^\s+[0-9]+ - ' "$LOG/ctest.log" | grep -v '(Skipped)' | awk '{print $3}' | head -8 | paste -sd' ')"
   fi
   wait "$python_pid"
   rc=$?
