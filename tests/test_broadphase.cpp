@@ -193,19 +193,19 @@ TEST_CASE("neighbour lists hold every pair in both directions, ascending") {
   const uint64_t found = finder.find();
   // Twice: the second call reuses (or, with list_keep_bytes 0, reallocates) the sort's
   // buffers of the first.
-  const NeighborLists once = finder.neighbor_lists();
-  const NeighborLists lists = finder.neighbor_lists();
+  const NeighbourLists once = finder.neighbour_lists();
+  const NeighbourLists lists = finder.neighbour_lists();
   CHECK(lists.offsets == once.offsets);
-  CHECK(lists.neighbors == once.neighbors);
+  CHECK(lists.neighbours == once.neighbours);
   CHECK(lists.rows == once.rows);
   const std::vector<Pair> pairs = reference_pairs(s.bodies, o);
   REQUIRE(found == pairs.size());
   const std::size_t n = s.bodies.size();
   REQUIRE(lists.offsets.size() == n + 1);
-  REQUIRE(lists.neighbors.size() == 2 * pairs.size());
-  REQUIRE(lists.rows.size() == lists.neighbors.size());
+  REQUIRE(lists.neighbours.size() == 2 * pairs.size());
+  REQUIRE(lists.rows.size() == lists.neighbours.size());
   CHECK(lists.offsets[0] == 0);
-  CHECK(lists.offsets[n] == lists.neighbors.size());
+  CHECK(lists.offsets[n] == lists.neighbours.size());
   std::size_t wrong_rows = 0;
   for (std::size_t b = 0; b < n; ++b)
     for (uint64_t k = lists.offsets[b]; k < lists.offsets[b + 1]; ++k)
@@ -219,8 +219,8 @@ TEST_CASE("neighbour lists hold every pair in both directions, ascending") {
   std::size_t wrong = 0;
   for (std::size_t b = 0; b < n; ++b) {
     std::sort(expected[b].begin(), expected[b].end());
-    const std::vector<uint32_t> got(lists.neighbors.begin() + long(lists.offsets[b]),
-                                    lists.neighbors.begin() + long(lists.offsets[b + 1]));
+    const std::vector<uint32_t> got(lists.neighbours.begin() + long(lists.offsets[b]),
+                                    lists.neighbours.begin() + long(lists.offsets[b + 1]));
     if (got != expected[b]) ++wrong;
   }
   CHECK(wrong == 0);
@@ -233,9 +233,9 @@ TEST_CASE("neighbour lists hold every pair in both directions, ascending") {
   Broadphase<double> finder(o);
   finder.upload(shells.bodies);
   REQUIRE(finder.find() == 0);
-  const NeighborLists lists = finder.neighbor_lists();
+  const NeighbourLists lists = finder.neighbour_lists();
   CHECK(lists.offsets == std::vector<uint64_t>(shells.bodies.size() + 1, 0));
-  CHECK(lists.neighbors.empty());
+  CHECK(lists.neighbours.empty());
   CHECK(lists.rows.empty());
 }
 

@@ -127,13 +127,13 @@ PairList Broadphase<Real>::pairs() const {
 }
 
 template <class Real>
-NeighborLists Broadphase<Real>::neighbor_lists() const {
+NeighbourLists Broadphase<Real>::neighbour_lists() const {
   thrust::device_vector<uint64_t> offsets;
-  thrust::device_vector<uint32_t> neighbors, rows;
-  impl_->finder.neighbor_lists(impl_->n, offsets, neighbors, &rows);
-  NeighborLists out;
+  thrust::device_vector<uint32_t> neighbours, rows;
+  impl_->finder.neighbour_lists(impl_->n, offsets, neighbours, &rows);
+  NeighbourLists out;
   out.offsets = to_host(offsets);
-  out.neighbors = to_host(neighbors);
+  out.neighbours = to_host(neighbours);
   out.rows = to_host(rows);
   return out;
 }

@@ -186,8 +186,8 @@ uint64_t PairFinder<Real>::pair_count() const {
 // rows' ends are marked where the sorted rows change and filled by a running maximum
 // (no binary search per row).
 template <class Real>
-void PairFinder<Real>::neighbor_lists(uint32_t n, thrust::device_vector<uint64_t>& offsets,
-                                      thrust::device_vector<uint32_t>& neighbors,
+void PairFinder<Real>::neighbour_lists(uint32_t n, thrust::device_vector<uint64_t>& offsets,
+                                      thrust::device_vector<uint32_t>& neighbours,
                                       thrust::device_vector<uint32_t>* rows) const {
   State& s = *state_;
   const uint64_t p = s.pair_count;
@@ -200,10 +200,10 @@ void PairFinder<Real>::neighbor_lists(uint32_t n, thrust::device_vector<uint64_t
       p > 0 ? s.sort_packed(raw(s.both), raw(s.both_alt), 2 * p, 2 * b) : raw(s.both);
   detail::resize_discard(offsets, std::size_t(n) + 1);
   thrust::fill_n(detail::nosync(), offsets.begin(), std::size_t(n) + 1, uint64_t(0));
-  detail::resize_discard(neighbors, 2 * p);
+  detail::resize_discard(neighbours, 2 * p);
   if (rows) detail::resize_discard(*rows, 2 * p);
   for_each_index(2 * p, pair_keys::SplitRows{sorted, 2 * p, b, n, raw(offsets),
-                                             raw(neighbors), rows ? raw(*rows) : nullptr});
+                                             raw(neighbours), rows ? raw(*rows) : nullptr});
   thrust::inclusive_scan(detail::policy(s.alloc), offsets.begin(), offsets.end(), offsets.begin(),
                          thrust::maximum<uint64_t>());
   // The sort's two buffers (16 bytes per entry) are kept for the next call, unless they

@@ -200,7 +200,7 @@ struct PairFinder<Real>::State {
     return keys_in;
 #endif
   }
-  // neighbor_lists(): both directions of every pair, packed as (row << b) | column.
+  // neighbour_lists(): both directions of every pair, packed as (row << b) | column.
   thrust::device_vector<uint64_t> both, both_alt;
 
   // The HSX walks (steps with walk_with), fused: on the GPU each warp's candidates

@@ -82,7 +82,7 @@ struct BroadphaseOptions {
   // Whether find() leaves the pairs on the device sorted by (i, j) (true), or in the
   // order the method found them (false: unspecified, and for hsx, grid_uniform and
   // grid_aabb different from call to call; still every pair once, i < j). The pairs are
-  // the same; pairs() and neighbor_lists() sort in either case. false saves the pair
+  // the same; pairs() and neighbour_lists() sort in either case. false saves the pair
   // sort (dev/perf-log.md) where the caller sorts anyway or needs no order, as the
   // simulator's neighbour lists, or the HSX paper's and chrono::collide's own outputs.
   bool sort_pairs = true;
@@ -148,12 +148,12 @@ struct PairList {
 };
 
 // Per-body neighbour lists in compressed sparse rows: the neighbours of body b are
-// neighbors[offsets[b] .. offsets[b + 1]), ascending; each pair appears in both lists.
+// neighbours[offsets[b] .. offsets[b + 1]), ascending; each pair appears in both lists.
 // rows[k] is the body whose list holds entry k (the same lists as coordinates: entry k
-// is the pair (rows[k], neighbors[k])).
-struct NeighborLists {
+// is the pair (rows[k], neighbours[k])).
+struct NeighbourLists {
   std::vector<uint64_t> offsets;
-  std::vector<uint32_t> neighbors;
+  std::vector<uint32_t> neighbours;
   std::vector<uint32_t> rows;
 };
 
@@ -191,7 +191,7 @@ class Broadphase {
   // The pairs of the last find(), copied to the host, sorted by (i, j) (the device's
   // copy is sorted first where options().sort_pairs is false).
   PairList pairs() const;
-  NeighborLists neighbor_lists() const;
+  NeighbourLists neighbour_lists() const;
 
   // Runs find() (or count()) once to warm up, then `repeats` times, timing each call.
   Timings time(int repeats, bool count_only);

@@ -126,7 +126,7 @@ struct DeviceTuning {
   // engine's transfer and a stream synchronisation ("read-backs polled in mapped
   // memory").
   bool readback_poll = true;
-  // neighbor_lists() keeps its sort's two buffers for the next call while they hold at
+  // neighbour_lists() keeps its sort's two buffers for the next call while they hold at
   // most this many bytes, and frees them after each call above ("the simulator at 1e8
   // proteins fits").
   double list_keep_bytes = double(uint64_t(1) << 31);

@@ -80,7 +80,7 @@ struct GridSpec {
     return c < 0 ? 0 : (c >= n[a] ? n[a] - 1 : c);
   }
   // Wraps a neighbour coordinate; -1 when it falls off an open grid.
-  NESTSIM_HD long long neighbor(long long c, int a) const {
+  NESTSIM_HD long long neighbour(long long c, int a) const {
     if (periodic) return wrap(c, a);
     return (c < 0 || c >= n[a]) ? -1 : c;
   }

@@ -33,7 +33,7 @@ struct PackBothWays {
     out[p + k] = (j << bits) | i;
   }
 };
-// Entry k of the sorted packed keys: its column into `neighbors`, its row into `rows`
+// Entry k of the sorted packed keys: its column into `neighbours`, its row into `rows`
 // (if wanted), and, where a row's entries end, that end into offsets[row + 1] (rows >= n
 // are not listed; a running maximum then fills the rows without entries).
 struct SplitRows {
@@ -42,12 +42,12 @@ struct SplitRows {
   int bits;
   uint32_t n;
   uint64_t* offsets;
-  uint32_t* neighbors;
+  uint32_t* neighbours;
   uint32_t* rows;
   NESTSIM_HD void operator()(uint64_t k) const {
     const uint64_t key = sorted[k];
     const uint64_t row = key >> bits;
-    neighbors[k] = uint32_t(key & ((uint64_t(1) << bits) - 1));
+    neighbours[k] = uint32_t(key & ((uint64_t(1) << bits) - 1));
     if (rows) rows[k] = uint32_t(row);
     if (row < n && (k + 1 == entries || (sorted[k + 1] >> bits) != row)) offsets[row + 1] = k + 1;
   }

@@ -29,15 +29,21 @@ void PairFinder<Real>::State::emit_walk_pairs(bool side, Index items, Args... ar
 
 // The walk Step over Index items (groups_pass: uint32_t bodies for the small-small
 // walks, uint64_t tasks for the large bodies'), 2D and 3D, for float and double, or for
-// NESTSIM_FAMILY_REAL alone where CMake compiles a family once per precision
-// (broadphase/CMakeLists.txt: the longest families, so that the halves build in parallel).
+// NESTSIM_FAMILY_REAL (and NESTSIM_FAMILY_DIM) alone where CMake compiles a family once
+// per precision (and dimension): broadphase/CMakeLists.txt, the longest families, so that
+// the parts build in parallel.
 #define NESTSIM_WALK_INSTANCE(Step, Real, Dim, Index)                                   \
   template void nestsim::device::PairFinder<Real>::State::emit_walk_pairs<              \
       nestsim::detail::Step, Dim, Index, nestsim::detail::GroupedView<Real>>(           \
       bool, Index, nestsim::detail::GroupedView<Real>);
+#if defined(NESTSIM_FAMILY_DIM)
+#define NESTSIM_WALK_FAMILY_OF(Step, Real, Index) \
+  NESTSIM_WALK_INSTANCE(Step, Real, NESTSIM_FAMILY_DIM, Index)
+#else
 #define NESTSIM_WALK_FAMILY_OF(Step, Real, Index) \
   NESTSIM_WALK_INSTANCE(Step, Real, 2, Index)     \
   NESTSIM_WALK_INSTANCE(Step, Real, 3, Index)
+#endif
 #if defined(NESTSIM_FAMILY_REAL)
 #define NESTSIM_WALK_FAMILY(Step, Index) NESTSIM_WALK_FAMILY_OF(Step, NESTSIM_FAMILY_REAL, Index)
 #else

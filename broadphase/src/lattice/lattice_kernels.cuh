@@ -28,7 +28,7 @@ struct SiteMap {
   // Calls f(site) for each face neighbour of b that lies in the space (the 6 spots of
   // Algorithm 2 in 3D, 4 in 2D); spots outside the space hold no bead.
   template <class F>
-  NESTSIM_HD void for_each_neighbor(const Bead& b, F& f) const {
+  NESTSIM_HD void for_each_neighbour(const Bead& b, F& f) const {
     const int64_t c[3] = {b.x, b.y, dim == 3 ? b.z : 0};
     NESTSIM_AXES(axis, dim) {
       for (int step = -1; step <= 1; step += 2) {
@@ -48,7 +48,7 @@ struct ClearSites {
   SiteMap map;
   uint32_t* space;
   const Bead* beads;
-  bool neighbors;
+  bool neighbours;
 
   struct Zero {
     uint32_t* space;
@@ -57,7 +57,7 @@ struct ClearSites {
   NESTSIM_HD void operator()(uint32_t i) const {
     Zero zero{space};
     zero(map.site(beads[i]));
-    if (neighbors) map.for_each_neighbor(beads[i], zero);
+    if (neighbours) map.for_each_neighbour(beads[i], zero);
   }
 };
 
@@ -100,7 +100,7 @@ struct CountContacts {
   };
   NESTSIM_HD void operator()(uint32_t i) const {
     Sum sum{space, 0};
-    map.for_each_neighbor(beads[i], sum);
+    map.for_each_neighbour(beads[i], sum);
     if (sum.count) atomic_fetch_add(total, sum.count);
   }
 };

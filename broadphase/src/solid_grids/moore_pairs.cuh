@@ -38,7 +38,7 @@ struct MoorePairs {
         const int off[3] = {0, oy, oz};
         bool inside = true;
         NESTSIM_UNROLL for (int d = 1; d < Dim; ++d) {
-          nc[d] = g.neighbor(c[d] + off[d], d);
+          nc[d] = g.neighbour(c[d] + off[d], d);
           inside = inside && nc[d] >= 0;
         }
         if (!inside) continue;

@@ -139,11 +139,11 @@ struct AabbFill {
     uint64_t out = offsets[b];
     long long c[3] = {0, 0, 0};
     for (uint32_t k2 = 0; k2 < l[2]; ++k2) {
-      c[2] = Dim == 3 ? g.neighbor(s[2] + k2, 2) : 0;
+      c[2] = Dim == 3 ? g.neighbour(s[2] + k2, 2) : 0;
       for (uint32_t k1 = 0; k1 < l[1]; ++k1) {
-        c[1] = g.neighbor(s[1] + k1, 1);
+        c[1] = g.neighbour(s[1] + k1, 1);
         for (uint32_t k0 = 0; k0 < l[0]; ++k0) {
-          c[0] = g.neighbor(s[0] + k0, 0);
+          c[0] = g.neighbour(s[0] + k0, 0);
           cell_key[out] = g.linear(c);
           body[out] = b;
           ++out;

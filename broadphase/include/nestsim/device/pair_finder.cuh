@@ -58,8 +58,8 @@ class PairFinder {
   // CSR neighbour lists (both directions, each row ascending) of the last find() over
   // n bodies; with `rows`, also the row of each entry (rows[k] = b for every k in
   // [offsets[b], offsets[b + 1])).
-  void neighbor_lists(uint32_t n, thrust::device_vector<uint64_t>& offsets,
-                      thrust::device_vector<uint32_t>& neighbors,
+  void neighbour_lists(uint32_t n, thrust::device_vector<uint64_t>& offsets,
+                      thrust::device_vector<uint32_t>& neighbours,
                       thrust::device_vector<uint32_t>* rows = nullptr) const;
 
   struct State;
