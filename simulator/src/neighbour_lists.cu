@@ -101,7 +101,7 @@ void NeighbourLists::make_finder(const Setup& setup) {
   // The finder searches every body with r + skin_f: a pair is listed out to 2 skin_f
   // beyond contact; bodies that moved at most skin / 2 each need skin.
   o.skin = 0.5 * skin_;
-  o.sort_pairs = false;  // neighbor_lists() sorts both directions of every pair
+  o.sort_pairs = false;  // neighbour_lists() sorts both directions of every pair
   finder_ = std::make_unique<device::PairFinder<double>>(o);
 }
 
@@ -140,7 +140,7 @@ void NeighbourLists::rebuild(double wanted_skin, BodyState& state, SlotView v, u
   const uint32_t used = state.used;
   finder_->find(list_bodies(state));
   // The rows and the row of each entry (nbr_row), from the lists' sorted keys.
-  finder_->neighbor_lists(used, nbr_offsets_, nbrs_, &nbr_row_);
+  finder_->neighbour_lists(used, nbr_offsets_, nbrs_, &nbr_row_);
   if (nbrs_.empty()) nbrs_.resize(1);  // a valid pointer for an empty list
   for (int k = 0; k < 3; ++k) x_built_[k] = state.x[k];
   // Buffers for the compactions, sized once per build (none in the step loop). Every
