@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "ensemble/ensemble_h5.h"
+#include "nestsim/io/hdf5_handle.h"
+#include "nestsim/io/trajectory.h"
 #include "nestsim/version.h"
 
 namespace nestsim::app {
+
+namespace h5 = io::hdf5;
 
 namespace {
 
@@ -22,46 +25,34 @@ bool file_exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-// The member trajectory's observables, trimmed to the frames every series holds.
+// The member trajectory's observables over its complete frames.
 struct Observables {
   std::vector<std::string> kinds, rules;
   std::string time_unit;
-  std::vector<double> step, time, kind_count, container_count, membrane_count, reactions;
+  std::vector<int64_t> step;
+  std::vector<double> time, kind_count, container_count, membrane_count, reactions;
   hsize_t frames = 0;
 };
 
 Observables read_observables(const std::string& path) {
-  const h5::Hid f = h5::open_file(path, false, 5);
+  h5::open_file(path, false, 5).reset();  // waits while its writer may still hold it
+  const io::Trajectory t(path);
   Observables o;
-  std::vector<hsize_t> d;
-  o.kinds = h5::read_strings(f.get(), "/parameters/species_names", d);
-  o.time_unit = h5::read_strings(f.get(), "/parameters/time_unit", d).front();
-  if (h5::exists(f.get(), "/parameters/reaction_names"))
-    o.rules = h5::read_strings(f.get(), "/parameters/reaction_names", d);
-  o.step = h5::read_doubles(f.get(), "/observables/kind_count/step", d);
-  o.frames = d[0];
-  o.time = h5::read_doubles(f.get(), "/observables/model_time/value", d);
-  o.frames = std::min(o.frames, d[0]);
-  o.kind_count = h5::read_doubles(f.get(), "/observables/kind_count/value", d);
-  o.frames = std::min(o.frames, d[0]);
-  o.container_count = h5::read_doubles(f.get(), "/observables/container_count/value", d);
-  o.frames = std::min(o.frames, d[0]);
-  o.membrane_count = h5::read_doubles(f.get(), "/observables/membrane_count/value", d);
-  o.frames = std::min(o.frames, d[0]);
-  std::vector<std::vector<double>> per_rule;
-  for (const std::string& rule : o.rules) {
-    per_rule.push_back(h5::read_doubles(f.get(), "/observables/reactions/" + rule + "/value", d));
-    o.frames = std::min(o.frames, d[0]);
-  }
-  const std::size_t F = o.frames, K = o.kinds.size(), R = o.rules.size();
-  o.step.resize(F);
-  o.time.resize(F);
-  o.kind_count.resize(F * K);
-  o.container_count.resize(F * K * (K + 1));
-  o.membrane_count.resize(F * K * (K + 1));
+  o.frames = t.frames();
+  o.kinds = t.kinds().names;
+  o.time_unit = t.time_unit();
+  o.rules = t.reaction_names();
+  o.step = t.steps();
+  o.time = t.times();
+  o.kind_count = t.observable("kind_count").values;
+  o.container_count = t.observable("container_count").values;
+  o.membrane_count = t.observable("membrane_count").values;
+  const std::size_t F = o.frames, R = o.rules.size();
   o.reactions.assign(F * R, 0);
-  for (std::size_t f = 0; f < F; ++f)
-    for (std::size_t r = 0; r < R; ++r) o.reactions[f * R + r] = per_rule[r][f];
+  for (std::size_t r = 0; r < R; ++r) {
+    const std::vector<int64_t> events = t.reaction_events(r);
+    for (std::size_t f = 0; f < F; ++f) o.reactions[f * R + r] = double(events[f]);
+  }
   return o;
 }
 
@@ -71,12 +62,12 @@ std::vector<int64_t> as_ints(const std::vector<double>& v) {
 
 void write_observables(hid_t group, const Observables& o) {
   const hsize_t F = o.frames, K = o.kinds.size(), R = o.rules.size();
-  h5::write_attr(group, "kinds", o.kinds);
-  h5::write_attr(group, "rules", o.rules);
-  h5::write_ints(group, "step", {F}, as_ints(o.step));
+  h5::write_attribute(group, "kinds", o.kinds);
+  h5::write_attribute(group, "rules", o.rules);
+  h5::write_ints(group, "step", {F}, o.step);
   h5::write_doubles(group, "time", {F}, o.time);
-  h5::Hid time(H5Dopen2(group, "time", H5P_DEFAULT), H5Dclose, "time");
-  h5::write_attr(time.get(), "unit", o.time_unit);
+  const h5::Handle time = h5::open_dataset(group, "time");
+  h5::write_attribute(time.get(), "unit", o.time_unit);
   h5::write_ints(group, "kind_count", {F, K}, as_ints(o.kind_count));
   h5::write_ints(group, "container_count", {F, K, K + 1}, as_ints(o.container_count));
   h5::write_ints(group, "membrane_count", {F, K, K + 1}, as_ints(o.membrane_count));
@@ -92,8 +83,8 @@ void prepare_index(const std::string& dir, const EnsembleSpec& spec, const io::M
   if (file_exists(path)) {
     std::string stored;
     try {
-      const h5::Hid f = h5::open_file(path, false);
-      stored = h5::read_string_attr(f.get(), "definition");
+      const h5::Handle f = h5::open_file(path, false);
+      stored = h5::read_string_attribute(f.get(), "definition");
     } catch (const std::exception& e) {
       // Not replaced here: it may be only locked by a reader, or hold another ensemble.
       throw std::invalid_argument(path + " cannot be read (" + e.what() +
@@ -106,17 +97,17 @@ void prepare_index(const std::string& dir, const EnsembleSpec& spec, const io::M
                                   "--replicas or --steps differ); give another -o DIR");
     return;
   }
-  const h5::Hid f = h5::create_file(path);
-  h5::write_attr(f.get(), "definition", definition);
-  h5::write_attr(f.get(), "creator", std::string("nestsim ") + NESTSIM_VERSION_STRING);
-  h5::write_attr(f.get(), "members", int64_t(spec.members()));
-  h5::write_attr(f.get(), "points", int64_t(spec.points()));
-  h5::write_attr(f.get(), "replicas", int64_t(spec.replicas));
-  h5::write_attr(f.get(), "model_path", spec.model_path);
-  h5::write_attr(f.get(), "base_seed", int64_t(spec.base_seed));
-  const h5::Hid parameters = h5::create_group(f.get(), "parameters");
+  const h5::Handle f = h5::create_file(path);
+  h5::write_attribute(f.get(), "definition", definition);
+  h5::write_attribute(f.get(), "creator", std::string("nestsim ") + NESTSIM_VERSION_STRING);
+  h5::write_attribute(f.get(), "members", int64_t(spec.members()));
+  h5::write_attribute(f.get(), "points", int64_t(spec.points()));
+  h5::write_attribute(f.get(), "replicas", int64_t(spec.replicas));
+  h5::write_attribute(f.get(), "model_path", spec.model_path);
+  h5::write_attribute(f.get(), "base_seed", int64_t(spec.base_seed));
+  const h5::Handle parameters = h5::create_group(f.get(), "parameters");
   h5::write_strings(parameters.get(), "model", {1}, {model.text});
-  const h5::Hid scan = h5::create_group(f.get(), "scan");
+  const h5::Handle scan = h5::create_group(f.get(), "scan");
   std::vector<std::string> keys, values;
   for (const Scan& s : spec.scans) keys.push_back(s.key);
   for (uint64_t p = 0; p < spec.points(); ++p)
@@ -129,12 +120,12 @@ void prepare_index(const std::string& dir, const EnsembleSpec& spec, const io::M
 std::vector<bool> completed_members(const std::string& dir, const EnsembleSpec& spec) {
   const uint64_t M = spec.members();
   std::vector<bool> done(M, false);
-  const h5::Hid f = h5::open_file(index_file(dir), false);
+  const h5::Handle f = h5::open_file(index_file(dir), false);
   for (uint64_t m = 0; m < M; ++m) {
     const std::string g = member_group(m, M);
     if (!h5::exists(f.get(), g)) continue;
-    const h5::Hid group = h5::open_group(f.get(), g);
-    done[m] = h5::read_string_attr(group.get(), "status") == "done" &&
+    const h5::Handle group = h5::open_group(f.get(), g);
+    done[m] = h5::read_string_attribute(group.get(), "status") == "done" &&
               file_exists(member_file(dir, m, M));
   }
   return done;
@@ -152,22 +143,22 @@ void record_member(const std::string& dir, const EnsembleSpec& spec, uint64_t me
     } catch (const std::exception&) {
       // killed before its first frame: only the outcome is recorded
     }
-  const h5::Hid f = h5::open_file(index_file(dir), true, 2);
+  const h5::Handle f = h5::open_file(index_file(dir), true, 2);
   const std::string g = member_group(member, M);
   if (h5::exists(f.get(), g)) h5::remove_link(f.get(), g);
-  const h5::Hid group = h5::create_group(f.get(), g);
-  h5::write_attr(group.get(), "index", int64_t(member));
-  h5::write_attr(group.get(), "point", int64_t(member / spec.replicas));
-  h5::write_attr(group.get(), "replica", int64_t(member % spec.replicas));
-  h5::write_attr(group.get(), "seed", int64_t(spec.member_seed(member)));
-  h5::write_attr(group.get(), "status", std::string(status_name(outcome.status)));
-  h5::write_attr(group.get(), "message", outcome.message);
-  h5::write_attr(group.get(), "wall_time", outcome.wall);
-  h5::write_attr(group.get(), "command", member_command(spec, member, trajectory));
-  h5::write_attr(group.get(), "file", trajectory);
+  const h5::Handle group = h5::create_group(f.get(), g);
+  h5::write_attribute(group.get(), "index", int64_t(member));
+  h5::write_attribute(group.get(), "point", int64_t(member / spec.replicas));
+  h5::write_attribute(group.get(), "replica", int64_t(member % spec.replicas));
+  h5::write_attribute(group.get(), "seed", int64_t(spec.member_seed(member)));
+  h5::write_attribute(group.get(), "status", std::string(status_name(outcome.status)));
+  h5::write_attribute(group.get(), "message", outcome.message);
+  h5::write_attribute(group.get(), "wall_time", outcome.wall);
+  h5::write_attribute(group.get(), "command", member_command(spec, member, trajectory));
+  h5::write_attribute(group.get(), "file", trajectory);
   std::vector<std::string> parameters;
   for (const SetArg& s : spec.member_sets(member)) parameters.push_back(s.text());
-  h5::write_attr(group.get(), "parameters", parameters);
+  h5::write_attribute(group.get(), "parameters", parameters);
   if (has_frames) write_observables(group.get(), o);
   H5Fflush(f.get(), H5F_SCOPE_GLOBAL);
 }
@@ -180,10 +171,10 @@ void read_member_series(hid_t group, MemberSeries& s, std::string& time_unit) {
   std::vector<hsize_t> d;
   s.time = h5::read_doubles(group, "time", d);
   const std::size_t F = s.time.size();
-  const h5::Hid time(H5Dopen2(group, "time", H5P_DEFAULT), H5Dclose, "time");
-  time_unit = h5::read_string_attr(time.get(), "unit");
-  const std::vector<std::string> kinds = h5::read_strings_attr(group, "kinds");
-  const std::vector<std::string> rules = h5::read_strings_attr(group, "rules");
+  const h5::Handle time = h5::open_dataset(group, "time");
+  time_unit = h5::read_string_attribute(time.get(), "unit");
+  const std::vector<std::string> kinds = h5::read_strings_attribute(group, "kinds");
+  const std::vector<std::string> rules = h5::read_strings_attribute(group, "rules");
   const std::size_t K = kinds.size(), R = rules.size();
   const std::vector<double> kc = h5::read_doubles(group, "kind_count", d);
   const std::vector<double> cc = h5::read_doubles(group, "container_count", d);
@@ -215,10 +206,10 @@ void read_member_series(hid_t group, MemberSeries& s, std::string& time_unit) {
 }  // namespace
 
 EnsembleIndex read_index(const std::string& dir) {
-  const h5::Hid f = h5::open_file(index_file(dir), false);
+  const h5::Handle f = h5::open_file(index_file(dir), false);
   EnsembleIndex index;
-  index.members = uint64_t(h5::read_int_attr(f.get(), "members"));
-  index.replicas = uint64_t(h5::read_int_attr(f.get(), "replicas"));
+  index.members = uint64_t(h5::read_int_attribute(f.get(), "members"));
+  index.replicas = uint64_t(h5::read_int_attribute(f.get(), "replicas"));
   std::vector<hsize_t> d;
   index.scan_keys = h5::read_strings(f.get(), "/scan/keys", d);
   const std::vector<std::string> values = h5::read_strings(f.get(), "/scan/values", d);
@@ -228,12 +219,12 @@ EnsembleIndex read_index(const std::string& dir) {
   for (uint64_t m = 0; m < index.members; ++m) {
     const std::string g = member_group(m, index.members);
     if (!h5::exists(f.get(), g)) continue;
-    const h5::Hid group = h5::open_group(f.get(), g);
+    const h5::Handle group = h5::open_group(f.get(), g);
     MemberSeries s;
     s.index = m;
-    s.point = uint64_t(h5::read_int_attr(group.get(), "point"));
-    s.status = h5::read_string_attr(group.get(), "status");
-    s.message = h5::read_string_attr(group.get(), "message");
+    s.point = uint64_t(h5::read_int_attribute(group.get(), "point"));
+    s.status = h5::read_string_attribute(group.get(), "status");
+    s.message = h5::read_string_attribute(group.get(), "message");
     if (h5::exists(group.get(), "time")) read_member_series(group.get(), s, index.time_unit);
     index.ended.push_back(std::move(s));
   }

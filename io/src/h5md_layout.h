@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "hdf5_handle.h"
+#include "nestsim/io/hdf5_handle.h"
 #include "nestsim/sim/setup.h"
 
 namespace nestsim::io::h5md {

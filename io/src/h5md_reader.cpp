@@ -2,7 +2,7 @@
 // the initial state as a frame.
 #include <hdf5.h>
 
-#include "hdf5_handle.h"
+#include "nestsim/io/hdf5_handle.h"
 #include "nestsim/io/h5md.h"
 #include "nestsim/io/scene_csv.h"  // InputError
 #include "nestsim/io/trajectory.h"

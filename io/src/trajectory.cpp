@@ -10,6 +10,7 @@
 
 #include "h5md_layout.h"
 #include "nestsim/io/scene_csv.h"  // InputError
+#include "trajectory_series.h"
 
 namespace nestsim::io {
 
@@ -304,98 +305,6 @@ struct Reader {
 };
 
 
-// The most rows a whole-series read may take (2^28 values: 2 GiB of doubles), a bound on
-// what a crafted extent can make a reader allocate.
-constexpr hsize_t max_values = hsize_t(1) << 28;
-
-// The first `rows` rows of the dataset `name` (rank >= 1, already checked), each of
-// `columns` values, as `memory_type`.
-void read_rows(hid_t dataset, const std::string& file, const std::string& name,
-               hid_t memory_type, hsize_t rows, void* data) {
-  if (rows == 0) return;
-  std::vector<hsize_t> count = hdf5::dims(dataset), start(count.size(), 0);
-  if (count.empty() || count[0] < rows) not_nestsim(file, name + ": fewer rows than frames");
-  count[0] = rows;
-  const Handle file_space(H5Dget_space(dataset), H5Sclose, "the shape of " + name);
-  check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
-                            count.data(), nullptr),
-        "cannot select the rows of " + name);
-  const Handle memory_space(H5Screate_simple(int(count.size()), count.data(), nullptr), H5Sclose,
-                            "dataspace");
-  check(H5Dread(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, data),
-        "cannot read " + name);
-}
-
-// The rows of a 1-d series over the complete frames, refused beyond max_values.
-template <typename T>
-std::vector<T> series_rows(hid_t dataset, const std::string& file, const std::string& name,
-                           hid_t memory_type, hsize_t frames) {
-  if (frames > max_values) not_nestsim(file, name + ": too many frames to read whole");
-  std::vector<T> values(static_cast<std::size_t>(frames));
-  read_rows(dataset, file, name, memory_type, frames, values.data());
-  return values;
-}
-
-// Every numeric `value` dataset below /observables/<prefix>, depth first in name order.
-void collect_observables(hid_t group, const std::string& file, const std::string& prefix,
-                         hsize_t frames, const std::vector<std::string>& except,
-                         std::vector<ObservableRows>& out) {
-  H5G_info_t info;
-  if (H5Gget_info(group, &info) < 0) return;
-  for (hsize_t k = 0; k < info.nlinks; ++k) {
-    const ssize_t length =
-        H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, k, nullptr, 0, H5P_DEFAULT);
-    if (length <= 0) continue;
-    std::string name(std::size_t(length) + 1, '\0');
-    H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, k, name.data(), name.size(),
-                       H5P_DEFAULT);
-    name.resize(std::size_t(length));
-    const hid_t id = H5Oopen(group, name.c_str(), H5P_DEFAULT);
-    if (id < 0) continue;
-    const Handle object(id, H5Oclose, "cannot open " + name);
-    const H5I_type_t type = H5Iget_type(object.get());
-    const std::string child = prefix.empty() ? name : prefix + "/" + name;
-    if (type == H5I_GROUP) {
-      if (std::find(except.begin(), except.end(), child) == except.end())
-        collect_observables(object.get(), file, child, frames, except, out);
-      continue;
-    }
-    if (type != H5I_DATASET || name != "value" || prefix.empty()) continue;
-    const std::string where = "/observables/" + child;
-    const std::vector<hsize_t> dims = hdf5::dims(object.get());
-    if (dims.empty()) continue;
-    const hsize_t rows = std::min<hsize_t>(dims[0], frames);
-    std::size_t columns = 1;
-    bool too_large = false;
-    for (std::size_t d = 1; d < dims.size(); ++d)
-      too_large |= __builtin_mul_overflow(columns, std::size_t(dims[d]), &columns);
-    if (too_large || (columns > 0 && rows > max_values / columns))
-      not_nestsim(file, where + ": too large to read");
-    const Handle stored(H5Dget_type(object.get()), H5Tclose, "the type of " + where);
-    const H5T_class_t c = H5Tget_class(stored.get());
-    if (c != H5T_INTEGER && c != H5T_FLOAT) continue;  // not numbers: nothing to report
-    ObservableRows s;
-    s.name = prefix;
-    s.columns = columns;
-    // The complete frames' rows only: a series may be longer (a run killed mid-frame),
-    // and nothing is sized beyond what is reported.
-    s.values.resize(std::size_t(rows) * columns);
-    if (!s.values.empty()) {
-      try {
-        read_rows(object.get(), file, where, H5T_NATIVE_DOUBLE, rows, s.values.data());
-      } catch (const hdf5::Error&) {
-        continue;  // numbers HDF5 cannot convert: nothing to report
-      }
-    }
-    if (H5Aexists(object.get(), "labels") > 0) try {
-        s.labels = read_string_attributes(object.get(), file, where + " labels", columns);
-      } catch (const std::exception&) {  // labels that are not `columns` strings: none
-        s.labels.clear();
-      }
-    out.push_back(std::move(s));
-  }
-}
-
 // An HDF5 failure while a file is read (a damaged header, an unreadable chunk) is a
 // fault of the file: InputError naming it, as every other refusal of the reader.
 template <typename Read>
@@ -506,10 +415,15 @@ std::vector<ObservableRows> Trajectory::observables(const std::vector<std::strin
     std::vector<ObservableRows> out;
     if (hdf5::exists(r.file.get(), "/observables")) {
       const Handle group = hdf5::open_group(r.file.get(), "/observables");
-      collect_observables(group.get(), r.path, "", r.frames, except, out);
+      collect_observables(group.get(), r.path, r.frames, except, out);
     }
     return out;
   });
+}
+
+ObservableRows Trajectory::observable(const std::string& name) const {
+  const Reader& r = impl_->reader;
+  return readable(r.path, [&] { return read_observable(r.file.get(), r.path, name, r.frames); });
 }
 
 void Trajectory::check_appendable() const {

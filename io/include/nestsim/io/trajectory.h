@@ -3,7 +3,8 @@
 // read, before anything is sized or indexed from them, so a crafted file is refused
 // with InputError (line 0) "not a nestsim trajectory: DATASET: what is wrong" and never
 // makes a reader allocate without bound or read out of range. `nestsim analyze`,
-// `nestsim view`, `nestsim export` and resuming a run all read through it.
+// `nestsim view`, `nestsim export`, the ensemble's store, the repair, resuming a run and
+// Python's nestsim.open all read through it.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -74,6 +75,9 @@ class Trajectory {
   // its complete frames' rows, but for the groups named in `except` (e.g. "kind_count").
   // A series of more than 2^28 values over the complete frames is refused.
   std::vector<ObservableRows> observables(const std::vector<std::string>& except = {}) const;
+  // The one series /observables/NAME/value (e.g. "kind_count"), as observables() reads
+  // it; throws InputError when the file lacks it.
+  ObservableRows observable(const std::string& name) const;
 
   // What appending frames needs beyond reading: every series chunked and growing along
   // the frames (and the slots); throws InputError otherwise.

@@ -1,5 +1,7 @@
-// A small RAII layer over the HDF5 C API: one owning handle type, checked calls that
-// throw with HDF5's own message, and typed helpers for attributes and datasets.
+// The one RAII layer over the HDF5 C API, for io's trajectories and the ensemble's
+// index file: one owning handle type, checked calls that throw with HDF5's own message,
+// and typed helpers for files, attributes and datasets. Only code that calls HDF5
+// itself includes it; io's other public headers do not.
 #pragma once
 #include <hdf5.h>
 
@@ -74,10 +76,18 @@ class Handle {
 // Turns off HDF5's printing of error stacks (the messages go into exceptions).
 void quiet();
 
+// Opens a file (read-only or read-write), retrying for `patience` seconds while another
+// process holds HDF5's lock on it; any other failure throws at once.
+Handle open_file(const std::string& path, bool write, double patience = 30);
+// Creates (truncating) a file in the newest format: groups of many members are
+// indexed (B-trees), not scanned.
+Handle create_file(const std::string& path);
+
 Handle open_group(hid_t loc, const std::string& path);
 Handle create_group(hid_t loc, const std::string& path);
 Handle open_dataset(hid_t loc, const std::string& path);
 bool exists(hid_t loc, const std::string& path);  // every link on the path
+void remove_link(hid_t loc, const std::string& path);
 
 // A variable-length UTF-8 string type (what h5py reads back as str).
 Handle string_type();
@@ -86,7 +96,13 @@ void write_attribute(hid_t obj, const std::string& name, const std::string& valu
 void write_attribute(hid_t obj, const std::string& name, const std::vector<std::string>& values);
 void write_attribute(hid_t obj, const std::string& name, const std::vector<int32_t>& values);
 void write_attribute(hid_t obj, const std::string& name, int32_t value);
+void write_attribute(hid_t obj, const std::string& name, int64_t value);
+void write_attribute(hid_t obj, const std::string& name, double value);
 std::string read_string_attribute(hid_t obj, const std::string& name);
+// A 1-d attribute of variable-length strings.
+std::vector<std::string> read_strings_attribute(hid_t obj, const std::string& name);
+int64_t read_int_attribute(hid_t obj, const std::string& name);
+double read_double_attribute(hid_t obj, const std::string& name);
 
 void write_string(hid_t loc, const std::string& name, const std::string& value);
 void write_strings(hid_t loc, const std::string& name, const std::vector<std::string>& values);
@@ -95,6 +111,19 @@ std::string read_string(hid_t loc, const std::string& name);
 // A scalar or 1-d dataset of a native type (H5T_NATIVE_*).
 void write_array(hid_t loc, const std::string& name, hid_t type, const void* data,
                  hsize_t count, bool scalar = false);
+
+// n-d datasets, row-major `values` of prod(dims) entries (strings variable-length).
+void write_ints(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims,
+                const std::vector<int64_t>& values);
+void write_doubles(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims,
+                   const std::vector<double>& values);
+void write_strings(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims,
+                   const std::vector<std::string>& values);
+// A whole numeric dataset as doubles, or of variable-length strings; `dims` receives
+// its dimensions.
+std::vector<double> read_doubles(hid_t loc, const std::string& name, std::vector<hsize_t>& dims);
+std::vector<std::string> read_strings(hid_t loc, const std::string& name,
+                                      std::vector<hsize_t>& dims);
 
 // The current dimensions of a dataset.
 std::vector<hsize_t> dims(hid_t dataset);
