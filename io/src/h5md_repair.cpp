@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@
 #include "nestsim/io/h5md.h"
 #include "nestsim/io/repair.h"
 #include "nestsim/io/scene_csv.h"  // InputError
+#include "nestsim/io/trajectory.h"
+#include "trajectory_series.h"
 
 namespace nestsim::io {
 
@@ -376,6 +379,19 @@ std::string padded_copy(const std::string& path) {
   return copy;
 }
 
+// Whether HDF5 refuses to open `path` for another reason than a lock that a writer holds
+// (a file cut short), so that a padded copy may open.
+bool refused_by_hdf5(const std::string& path) {
+  hdf5::quiet();
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (id >= 0) {
+    H5Fclose(id);
+    return false;
+  }
+  const int e = hdf5::last_errno();
+  return e != EAGAIN && e != EWOULDBLOCK;
+}
+
 // Removes a file when it goes out of scope (the padded copy).
 struct RemoveLater {
   std::string path;
@@ -394,24 +410,26 @@ Repair repair_trajectory(const std::string& given) {
   try {
     Check c;
     {
-      Handle file;
+      // The file through the one reader, its layout checked before a series is read.
+      std::optional<Trajectory> opened;
       try {
-        file = h5md::open_trajectory(given, false);
-      } catch (const hdf5::Error&) {  // HDF5 cannot open it: cut short?
-        padded.path = padded_copy(path);
+        opened.emplace(given);
+      } catch (const InputError&) {
+        if (!refused_by_hdf5(given)) throw;  // not a trajectory, or being written
+        padded.path = padded_copy(path);     // HDF5 cannot open it: cut short?
         if (padded.path.empty()) throw;
         try {
-          check_trajectory(padded.path);  // the layout, before the repair reads a series
-          file = h5md::open_trajectory(padded.path, false);
+          opened.emplace(padded.path);
         } catch (const std::exception&) {
           throw InputError(given, 0, "cannot open it (HDF5), nor a copy padded as if cut short");
         }
       }
+      const hid_t file = TrajectoryFile::of(*opened);
       std::vector<Link> links;
       std::vector<haddr_t> entered;
-      walk(file.get(), "/", links, entered);
-      const std::vector<Series> series = time_series(file.get(), links);
-      c = check_series(file.get(), series);
+      walk(file, "/", links, entered);
+      const std::vector<Series> series = time_series(file, links);
+      c = check_series(file, series);
       r.frames_before = r.frames_kept = c.frames;
       if (c.good == c.frames && padded.path.empty()) return r;
       if (c.unreadable.empty()) c.unreadable.push_back("the end of the file (cut short)");
@@ -419,7 +437,7 @@ Repair repair_trajectory(const std::string& given) {
         throw InputError(given, 0,
                          "damaged (killed while writing?): " + joined(c.unreadable) +
                              " unreadable from frame 0; nothing can be kept, run it again");
-      write_copy(file.get(), temporary, links, series, c.good);
+      write_copy(file, temporary, links, series, c.good);
     }
     r.repaired = true;
     r.frames_kept = c.good;

@@ -329,6 +329,8 @@ Trajectory::Trajectory(Trajectory&&) noexcept = default;
 Trajectory& Trajectory::operator=(Trajectory&&) noexcept = default;
 Trajectory::~Trajectory() = default;
 
+hid_t TrajectoryFile::of(const Trajectory& t) { return t.impl_->reader.file.get(); }
+
 const std::string& Trajectory::path() const { return impl_->reader.path; }
 uint64_t Trajectory::frames() const { return impl_->reader.frames; }
 uint64_t Trajectory::slots() const { return impl_->reader.slots; }

@@ -7,6 +7,16 @@
 #include "h5md_layout.h"
 #include "nestsim/io/trajectory.h"
 
+namespace nestsim::io {
+
+// The file a Trajectory holds open, its layout checked: what the repair walks and copies
+// at the level of HDF5's chunks.
+struct TrajectoryFile {
+  static hid_t of(const Trajectory& t);
+};
+
+}  // namespace nestsim::io
+
 namespace nestsim::io::h5md {
 
 // The most values a whole-series read may take (2^28: 2 GiB of doubles), a bound on what

@@ -84,6 +84,7 @@ class Trajectory {
   void check_appendable() const;
 
  private:
+  friend struct TrajectoryFile;  // the open file, for io's repair (trajectory_series.h)
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
