@@ -8,11 +8,6 @@ from . import _core
 from ._analysis import Frame, location_names, msd
 
 
-def _text(value):
-    value = value[()] if hasattr(value, "shape") else value
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 def _pandas(dataframe):
     """pandas when DataFrames are wanted (dataframe=None: whenever it is installed)."""
     if dataframe is False:
@@ -36,35 +31,34 @@ class Trajectory:
     """
 
     def __init__(self, path):
-        import h5py
-
         self.path = os.fspath(path)
-        last = _core.read_last_frame(self.path)  # the CLI's checks and messages
-        self.n_frames = int(last["frames"])
-        self.seed = int(last["seed"])
-        self.model_text = last["model_text"]
-        self.model_path = last["model_path"]
-        self.version = last["version"]
-        self.collision = last["collision"] or None
-        self.reactions = list(last["reaction_names"])
-        with h5py.File(self.path, "r") as f:
-            p = f["parameters"]
-            self.kinds = [_text(s) for s in p["species_names"][()]]
-            self.compartment = np.asarray(p["kinds/compartment"][()], dtype=bool)
-            self.box = np.asarray(p["box"][()], dtype=float)
-            self.length_unit = _text(p["length_unit"])
-            self.time_unit = _text(p["time_unit"])
-            boundary = f["particles/bodies/box"].attrs["boundary"]
-            self.periodic = _text(boundary[0]) == "periodic"
-            self.dim = 2 if len(self.box) < 3 or self.box[2] == 0 else 3
-            self.steps = np.asarray(f["particles/bodies/position/step"][: self.n_frames],
-                                    dtype=np.int64)
-            self.times = np.asarray(f["observables/model_time/value"][: self.n_frames],
-                                    dtype=float)
+        # Read through the engine's reader (its checks and the command line's messages),
+        # then closed: an open file keeps HDF5's lock, which stops a run writing it.
+        t = _core.Trajectory(self.path)
+        try:
+            t.check_last_frame()
+            self.n_frames = int(t.frames)
+            self.seed = int(t.seed)
+            self.model_text = t.model_text
+            self.model_path = t.model_path
+            self.version = t.version
+            self.collision = t.collision or None
+            self.reactions = list(t.reaction_names)
+            kinds = t.kinds()
+            self.kinds = list(kinds["names"])
+            self.compartment = np.asarray(kinds["compartment"], dtype=bool)
+            self.box = np.asarray(t.box, dtype=float)
+            self.length_unit = t.length_unit
+            self.time_unit = t.time_unit
+            self.periodic = bool(t.periodic)
+            self.dim = 2 if self.box[2] == 0 else 3
+            self.steps = np.asarray(t.steps(), dtype=np.int64)
+            self.times = np.asarray(t.times(), dtype=float)
             self._reaction_values = np.zeros((self.n_frames, len(self.reactions)), np.int64)
-            for r, name in enumerate(self.reactions):
-                self._reaction_values[:, r] = f["observables/reactions/%s/value" % name][
-                    : self.n_frames]
+            for r in range(len(self.reactions)):
+                self._reaction_values[:, r] = t.reaction_events(r)
+        finally:
+            t.close()
 
     def __len__(self):
         return self.n_frames
@@ -85,8 +79,12 @@ class Trajectory:
         return self.frame(index)
 
     def __iter__(self):
-        for index in range(self.n_frames):
-            yield self.frame(index)
+        t = _core.Trajectory(self.path)  # one open file for the whole pass
+        try:
+            for index in range(self.n_frames):
+                yield Frame(t.read_frame(index), self.kinds, False)
+        finally:
+            t.close()
 
     @property
     def model(self):

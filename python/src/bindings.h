@@ -35,6 +35,7 @@ void bind_model(py::module_& m);
 void bind_simulation(py::module_& m);
 void bind_replicas(py::module_& m);
 void bind_pairs(py::module_& m);
+void bind_trajectory(py::module_& m);
 
 // Every slot of a frame as a dict of numpy arrays (simulation_binding.cpp).
 py::dict frame_to_dict(const sim::Frame& f);

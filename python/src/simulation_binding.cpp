@@ -212,8 +212,6 @@ class Simulation {
 
 }  // namespace
 
-static void bind_trajectory_reads(py::module_& m);
-
 void bind_simulation(py::module_& m) {
   py::class_<Simulation>(m, "Simulation")
       .def(py::init<const Model&, std::optional<uint64_t>, std::optional<std::string>, bool,
@@ -268,33 +266,7 @@ void bind_simulation(py::module_& m) {
       .def_property_readonly("units", [](const Simulation& s) {
         return py::make_tuple(s.setup().length_unit, s.setup().time_unit);
       });
-  bind_trajectory_reads(m);
-}
-
-// The trajectory reader of `nestsim run --resume` and `nestsim analyze` (h5md.h), for
-// nestsim.open.
-static void bind_trajectory_reads(py::module_& m) {
-  m.def("read_frame", [](const std::string& path, uint64_t index) {
-    sim::Frame f;
-    {
-      py::gil_scoped_release released;
-      f = io::read_frame(path, index);
-    }
-    return frame_to_dict(f);
-  });
-  m.def("read_last_frame", [](const std::string& path) {
-    const io::Checkpoint c = io::read_last_frame(path);
-    py::dict d;
-    d["frame"] = frame_to_dict(c.frame);
-    d["frames"] = c.frames;
-    d["model_text"] = c.model_text;
-    d["model_path"] = c.model_path;
-    d["seed"] = c.seed;
-    d["version"] = c.version;
-    d["collision"] = c.collision;
-    d["reaction_names"] = c.reaction_names;
-    return d;
-  });
+  bind_trajectory(m);
 }
 
 }  // namespace nestsim::python
