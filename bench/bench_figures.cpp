@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "nestsim/broadphase.h"
-#include "nestsim/scenes.h"
+#include "nestsim/testing/scenes.h"
 
 #ifndef NESTSIM_PLOT_SCRIPT
 #define NESTSIM_PLOT_SCRIPT "tools/plot_bench.py"

@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "nestsim/broadphase.h"
-#include "nestsim/scenes.h"
+#include "nestsim/testing/scenes.h"
 
 using namespace nestsim;
 

@@ -56,7 +56,7 @@
 
 #include "nestsim/broadphase.h"
 #include "nestsim/predicates.h"
-#include "nestsim/scenes.h"
+#include "nestsim/testing/scenes.h"
 
 #if NESTSIM_HAVE_CGAL
 #include <CGAL/Box_intersection_d/Box_with_info_d.h>

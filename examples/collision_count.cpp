@@ -1,9 +1,9 @@
 // The example of the "Elf Collision Count" README (docs/design.md) in C++: four
 // beads, two of them at (0, 0, 0) and two at (1, 1, 1), counted asynchronously with
-// the launch/fetch API (nestsim/lattice.h). Prints "Collisions: 2".
+// the launch/fetch API (nestsim/testing/lattice.h). Prints "Collisions: 2".
 #include <cstdio>
 
-#include "nestsim/lattice.h"
+#include "nestsim/testing/lattice.h"
 
 int main() {
   const nestsim::Bead vector[] = {

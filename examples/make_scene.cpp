@@ -1,5 +1,5 @@
 // Writes a generated scene as a `nestsim pairs` scene file.
-//   make_scene cell N [SEED] > cell.csv           a cell with N proteins (nestsim/scenes.h)
+//   make_scene cell N [SEED] > cell.csv           a cell with N proteins (nestsim/testing/scenes.h)
 //   make_scene exponential N PHI [SEED] > s.csv  exponential radii at volume fraction PHI
 //   make_scene concentric N > c.csv              N concentric shells
 //   make_scene nested N [SEED] > n.csv           a cell full of nested vesicles
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "nestsim/scenes.h"
+#include "nestsim/testing/scenes.h"
 
 int main(int argc, char** argv) {
   using namespace nestsim::scenes;

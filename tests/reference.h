@@ -11,7 +11,7 @@
 
 #include "nestsim/broadphase.h"
 #include "nestsim/predicates.h"
-#include "nestsim/scenes.h"
+#include "nestsim/testing/scenes.h"
 
 namespace nestsim::testing {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "nestsim/broadphase.h"
-#include "nestsim/scenes.h"
+#include "nestsim/testing/scenes.h"
 
 namespace nestsim::testing {
 

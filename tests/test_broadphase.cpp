@@ -14,7 +14,7 @@
 
 #include "nestsim/broadphase.h"
 #include "nestsim/predicates.h"
-#include "nestsim/scenes.h"
+#include "nestsim/testing/scenes.h"
 #include "reference.h"
 #include "scene_cases.h"
 #include "test_broadphase_check.h"

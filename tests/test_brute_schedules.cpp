@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "nestsim/broadphase.h"
-#include "nestsim/scenes.h"
+#include "nestsim/testing/scenes.h"
 #include "reference.h"
 
 #if defined(NESTSIM_BACKEND_CPU)

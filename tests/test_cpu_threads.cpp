@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "nestsim/broadphase.h"
-#include "nestsim/scenes.h"
+#include "nestsim/testing/scenes.h"
 #include "nestsim/tuning.h"
 #include "reference.h"
 #include "scene_cases.h"

@@ -1,4 +1,4 @@
-// Lattice counts (nestsim/lattice.h): the O(N) algorithms of the pairwise paper (Saldanha,
+// Lattice counts (nestsim/testing/lattice.h): the O(N) algorithms of the pairwise paper (Saldanha,
 // de Souza 2019, section III, Algorithms 1 and 2) against the quadratic all-pairs
 // references, on many random bead sets; the out-of-space error; a space array reused
 // across calls; the launch/fetch API of the "Elf Collision Count" README and its example
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "nestsim/lattice.h"
+#include "nestsim/testing/lattice.h"
 
 using namespace nestsim;
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "nestsim/io/scene_csv.h"
-#include "nestsim/scenes.h"
+#include "nestsim/testing/scenes.h"
 #include "cli_helpers.h"
 #include "reference.h"
 

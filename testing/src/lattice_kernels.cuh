@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "nestsim/hd.h"
-#include "nestsim/lattice.h"
+#include "nestsim/testing/lattice.h"
 
 namespace nestsim::detail {
 

@@ -2,7 +2,7 @@
 // Algorithms for Counting Collisions and Pairwise Interactions" (section III, Algorithms
 // 1 and 2) on the backend, behind the launch/fetch API of the "Elf Collision Count"
 // README (docs/design.md, "The papers").
-// Asynchrony per backend: see nestsim/lattice.h.
+// Asynchrony per backend: see nestsim/testing/lattice.h.
 #include <thrust/device_vector.h>
 #include <thrust/execution_policy.h>
 #include <thrust/for_each.h>
@@ -15,7 +15,7 @@
 
 #include "lattice_kernels.cuh"
 #include "nestsim/device/check.cuh"
-#include "nestsim/lattice.h"
+#include "nestsim/testing/lattice.h"
 
 #if defined(NESTSIM_BACKEND_CUDA)
 #include <thrust/system/cuda/execution_policy.h>

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "nestsim/lattice.h"
+#include "nestsim/testing/lattice.h"
 
 namespace nestsim {
 

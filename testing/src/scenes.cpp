@@ -1,4 +1,4 @@
-#include "nestsim/scenes.h"
+#include "nestsim/testing/scenes.h"
 
 #include <algorithm>
 #include <array>
