@@ -1117,12 +1117,7 @@ TEST_CASE("rate and kon errors are located") {
     expect_error(dimerise("kon: 1e6 /M/s"), 25, "{", "reactions[6].radius", "missing");
   }
   SUBCASE("kon: only for two free species") {
-    // Binding to a compartment's membrane, fusion, a membrane species.
-    expect_error(entry(21, "capture", "ligand + cell -> ligand_bound on cell",
-                       "kon: 1e6 /M/s, radius: 3"),
-                 21, "1e6", "reactions[2].kon",
-                 "'cell' is a compartment kind, which reacts across its membrane's surface "
-                 "(binding, fusion), not within a ball: give the rate per pair in reach with rate:");
+    // Fusion, a membrane species (binding onto a membrane takes kon: test_rates.cpp).
     expect_error(entry(21, "fusion", "lysosome + lysosome -> lysosome", "kon: 1e6 /M/s, radius: 3"),
                  21, "1e6", "reactions[2].kon", "'lysosome' is a compartment kind");
     expect_error(entry(20, "binding", "ligand outside cell + receptor on cell -> complex on cell",

@@ -319,3 +319,121 @@ TEST_CASE("a kon rule: calibrated for its contact model, refused where dt cannot
   CHECK_THROWS_WITH_AS(io::parse_model(pair_model("soft", 0.2, "5e8 /M/s"), "m.yaml"),
                        doctest::Contains("lambda dt must stay <= 0.05"), nestsim::io::ModelError);
 }
+
+// --- binding onto a membrane: "S + K -> S2 on K" with kon --------------------------
+
+namespace {
+
+// The Doi shell in continuous time (rate lambda within h of a reflecting sphere of radius
+// R, relative D): u = r n solves u'' = (lambda / D) u in the shell, u'(R) = u(R) / R, and
+// u = r - a beyond; k = 4 pi D a. Written here from the equation, apart from io's.
+double doi_shell_rate(double lambda, double D, double R, double h) {
+  const double g = std::sqrt(lambda / D);
+  const double u = std::cosh(g * h) + std::sinh(g * h) / (g * R);
+  const double du = g * std::sinh(g * h) + std::cosh(g * h) / R;
+  return 4 * pi * D * (R + h - u / du);
+}
+
+double shell_volume(double R, double h) { return 4.0 / 3 * pi * (std::pow(R + h, 3) - std::pow(R, 3)); }
+
+std::string binding_model(double dt, const std::string& kon, double radius) {
+  return "nestsim: 1\nunits: {length: nm, time: us}\nbox: {size: [200, 200, 200], boundary: periodic}\n"
+         "simulation: {dt: " + std::to_string(dt) + ", steps: 10, dt_limit: stable}\n"
+         "compartments:\n  K: {radius: 9.5, thickness: 1, diffusion: 0}\n"
+         "species:\n  S: {radius: 0.5, diffusion: 10}\n  S2: {radius: 0.5, diffusion: 0, membrane: true}\n"
+         "interactions: {contacts: none}\n"
+         "place:\n  - {compartment: K, at: [100, 100, 100]}\n"
+         "reactions:\n  - {name: bind, rule: S + K -> S2 on K, kon: " + kon + ", radius: " +
+         std::to_string(radius) + "}\n";
+}
+
+}  // namespace
+
+TEST_CASE("membrane binding: the scheme's rate in its limits") {
+  const double D = 10, R = 10, h = 1;
+  for (double dt : {1e-3, 0.1, 10.0}) {
+    CAPTURE(dt);
+    // Reaction-limited: the shell stays at the bulk density, k = p V_shell / dt.
+    CHECK(relative(io::membrane_binding_rate(1e-9, D, dt, R, h), 1e-9 * shell_volume(R, h) / dt) < 1e-5);
+    // k rises with p, and p = 1 is below the diffusion limit of the shell's outer sphere.
+    double last = 0;
+    for (double p : {0.01, 0.1, 0.5, 1.0}) {
+      const double k = io::membrane_binding_rate(p, D, dt, R, h);
+      CHECK(k > last);
+      last = k;
+    }
+    CHECK(last < 4 * pi * D * (R + h));
+  }
+  // Small steps: the Doi shell of continuous time, lambda = -ln(1 - p) / dt. At s = 0.14 h
+  // (solved on the grid, not the continuous formula io takes beyond h = 20 s) the step's
+  // overshoot costs 0.1% where lambda h^2 / D = 100 (near the diffusion limit).
+  for (double lambda : {0.1, 10.0, 1000.0}) {
+    CAPTURE(lambda);
+    const double dt = 1e-3, p = -std::expm1(-lambda * dt);
+    CHECK(relative(io::membrane_binding_rate(p, D, dt, R, h), doi_shell_rate(lambda, D, R, h)) < 2e-3);
+  }
+  // Binding at every step in reach gets rarer as the step outgrows the shell.
+  CHECK(io::membrane_binding_rate(1, D, 10, R, h) < io::membrane_binding_rate(1, D, 1, R, h));
+  CHECK(io::membrane_binding_rate(1, D, 1, R, h) < io::membrane_binding_rate(1, D, 0.1, R, h));
+}
+
+TEST_CASE("membrane binding: kon gives its probability back, and the largest dt") {
+  const double D = 10, R = 10, h = 1;
+  for (double dt : {0.01, 0.1, 1.0, 10.0})
+    for (double frac : {0.01, 0.2, 0.5}) {
+      CAPTURE(dt);
+      CAPTURE(frac);
+      const double kon = frac * 4 * pi * D * R;
+      if (kon > io::membrane_binding_rate(1, D, dt, R, h)) {
+        CHECK_THROWS_AS(io::membrane_binding_probability(kon, D, dt, R, h), std::domain_error);
+        CHECK(io::largest_dt_for_binding(kon, D, R, h) < dt);
+        continue;
+      }
+      const double p = io::membrane_binding_probability(kon, D, dt, R, h);
+      CHECK(p > 0);
+      CHECK(p <= 1);
+      CHECK(relative(io::membrane_binding_rate(p, D, dt, R, h), kon) < 1e-9);
+    }
+  CHECK_THROWS_AS(io::membrane_binding_probability(4 * pi * D * R, D, 0.01, R, h), std::domain_error);
+  // The largest dt: binding at every step in reach there gives kon.
+  const double kon = 0.5 * 4 * pi * D * R;
+  const double largest = io::largest_dt_for_binding(kon, D, R, h);
+  CHECK(largest > 0.01);
+  CHECK(largest < 10);
+  CHECK(relative(io::membrane_binding_rate(1, D, largest, R, h), kon) < 2e-3);
+}
+
+TEST_CASE("membrane binding: a kon rule in a model file, calibrated or refused") {
+  const double unit = io::per_molar_second_in_model_units(io::Units{"nm", "us"});
+  {
+    const io::Model m = io::parse_model(binding_model(1, "1e8 /M/s", 0.5), "m.yaml");
+    const io::KonRule k = io::calibrate_rule(m.reactions[0], m);
+    CHECK(!k.every_pair);
+    CHECK(k.radius == 0.5);
+    const double p = -std::expm1(-k.rate * 1);
+    CHECK(relative(io::membrane_binding_rate(p, 10, 1, 10, 0.5), 1e8 * unit) < 1e-9);
+    const nestsim::sim::Setup s = io::make_setup(m);
+    CHECK(s.reactions[0].rate == k.rate);
+    CHECK(s.contact_exempt.empty());
+  }
+  // At or above the diffusion limit 4 pi D (r_K + r_S) = 1256.6 nm^3/us = 7.57e8 /M/s.
+  CHECK_THROWS_WITH_AS(io::parse_model(binding_model(0.01, "1e9 /M/s", 0.5), "m.yaml"),
+                       doctest::Contains("is at or above the diffusion limit 4 pi D (r_K + r_S) = 1256.64 nm^3/us"),
+                       nestsim::io::ModelError);
+  // 5e8 /M/s (two thirds of the limit) within 0.2 nm of the wall: held at 0.01 us, not at
+  // 1 us, where the step (4.5 nm) leaves the shell too rarely occupied.
+  CHECK_NOTHROW(io::parse_model(binding_model(0.01, "5e8 /M/s", 0.2), "m.yaml"));
+  try {
+    io::parse_model(binding_model(1, "5e8 /M/s", 0.2), "m.yaml");
+    FAIL("accepted");
+  } catch (const nestsim::io::ModelError& e) {
+    const std::string what = e.what();
+    CAPTURE(what);
+    CHECK(what.find("reactions[0].kon") != std::string::npos);
+    CHECK(what.find("the largest dt is ") != std::string::npos);
+    const double largest = std::stod(what.substr(what.find("the largest dt is ") + 18));
+    CHECK(largest > 0.01);
+    CHECK(largest < 1);
+    CHECK(relative(io::membrane_binding_rate(1, 10, largest, 10, 0.2), 5e8 * unit) < 2e-3);
+  }
+}

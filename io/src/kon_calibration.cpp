@@ -223,6 +223,10 @@ KonRule calibrate_rule(const ReactionSpec& x, const Model& m) {
     return out;
   }
   const double D = reactant_diffusion(x, m);
+  if (double R = 0; is_membrane_binding(x, m, &R)) {
+    out.rate = -std::log1p(-membrane_binding_probability(*x.kon, D, m.dt, R, out.radius)) / m.dt;
+    return out;
+  }
   if (m.contacts == sim::Contacts::soft) {
     double contact = 0;
     for (const auto& t : x.reactants)
@@ -246,7 +250,7 @@ std::vector<uint8_t> kon_contact_exempt(const Model& m) {
   const std::size_t K = m.kinds.size();
   std::vector<uint8_t> t(K * K, 0);
   for (const ReactionSpec& x : m.reactions) {
-    if (!x.kon || x.reactants.size() != 2) continue;
+    if (!x.kon || x.reactants.size() != 2 || is_membrane_binding(x, m)) continue;
     const int a = m.kind_index(x.reactants[0].kind), b = m.kind_index(x.reactants[1].kind);
     if (a < 0 || b < 0) continue;
     t[std::size_t(a) * K + std::size_t(b)] = t[std::size_t(b) * K + std::size_t(a)] = 1;
@@ -257,6 +261,7 @@ std::vector<uint8_t> kon_contact_exempt(const Model& m) {
 double largest_dt_for_kon(const ReactionSpec& x, const Model& m, double min_box) {
   if (!x.kon || !(*x.kon > 0)) return std::numeric_limits<double>::infinity();
   const double D = reactant_diffusion(x, m);
+  if (double R = 0; is_membrane_binding(x, m, &R)) return largest_dt_for_binding(*x.kon, D, R, x.radius.value_or(0));
   if (m.contacts == sim::Contacts::soft) return kMaxDoiStepProbability / calibrate_rule(x, m).rate;
   // sigma_b grows with dt from Smoluchowski's kon / (4 pi D) (dt -> 0): none fits when
   // that does not; else bisection in ln dt for 2 sigma_b = min_box.
@@ -337,6 +342,171 @@ double largest_dt_for_koff(const ReactionSpec& x, const Model& m) {
   for (int i = 0; i < 200 && hi - lo > 1e-10; ++i) {
     const double mid = 0.5 * (lo + hi);
     (q(std::exp(mid)) < 1 ? lo : hi) = mid;
+  }
+  return std::exp(lo);
+}
+
+}  // namespace nestsim::io
+
+namespace nestsim::io {
+
+// --- binding onto a membrane: "S + K -> S2 on K" ----------------------------------
+//
+// The engine's scheme (simulator/src/reactions/candidates.cuh): S proposes a Gaussian
+// move (standard deviation s = sqrt(2 D dt) per axis) that is rejected when it would
+// reach into K (centre distance < R = r_K + r_S from outside), then S binds with
+// probability p when its gap to the wall, r - R, is at most h. Around one immobile K
+// the steady state is radial. With u(r) = r n(r), one Gaussian step of a radial density
+// is the 1D convolution of u with the kernel G(r - y) - G(r + y) (the odd extension), to
+// which the rejection adds the mass that stays, P(r) u(r), P(r) the chance that a
+// proposal from r ends within R. Beyond the reach (h + kReach s from the wall) the steady
+// state is harmonic, n = 1 - a / r (u = r - a), and the rate is Smoluchowski's flux,
+// k = 4 pi D a. On nodes (trapezoid weights), P_i is taken as the discrete complement of
+// the kernel's sum, so that the uniform density is exactly stationary (the rejection
+// keeps it: a Metropolis step). The unknowns u_0..u_{N-1} and a satisfy u = (1 - p chi)
+// (K u + P u), chi = 1 in the shell: a linear system of ~60-400 unknowns. Where the step
+// is far below the shell (h > 20 s) the scheme is the Doi shell of continuous time.
+namespace {
+
+constexpr double kBindingReach = 7;       // Gaussian tails beyond 7 sd: exp(-24.5) ~ 2e-11
+constexpr double kBindingShellPoints = 16;  // grid points per min(s, h) in the shell
+constexpr double kBindingStepPoints = 32;   // grid points per s beyond it (rel. error ~1e-4)
+constexpr double kBindingContinuum = 20;    // h / s beyond this: continuous time (Doi shell)
+
+// The Doi shell in continuous time: rate lambda in [R, R + h], reflecting at R. u'' =
+// gamma^2 u in the shell with u'(R) = u(R) / R (n'(R) = 0), u = r - a beyond: a = R + h
+// - u / u' at R + h.
+double binding_rate_continuum(double lambda, double D, double R, double h) {
+  const double g = std::sqrt(lambda / D), t = std::tanh(g * h);
+  const double ratio = std::isinf(g) ? 0 : (1 + t / (g * R)) / (g * t + 1 / R);
+  return 4 * pi * D * (R + h - ratio);
+}
+
+}  // namespace
+
+double membrane_binding_rate(double p, double D, double dt, double R, double h) {
+  if (!(p >= 0 && p <= 1) || !(D >= 0) || !std::isfinite(D) || !(dt > 0) || !std::isfinite(dt) ||
+      !(R > 0) || !std::isfinite(R) || !(h > 0) || !std::isfinite(h))
+    throw std::domain_error("membrane_binding_rate: expected 0 <= p <= 1, D >= 0, dt > 0, R > 0, h > 0");
+  if (p == 0 || D == 0) return 0;
+  const double s = std::sqrt(2 * D * dt);
+  if (s * kBindingContinuum < h) return binding_rate_continuum(-std::log1p(-p) / dt, D, R, h);
+  // Nodes: the shell [R, R + h] at spacing h / m, its edge twice (the inside, index m,
+  // which binds, and the outside, m + 1, which does not, each with its half of the
+  // trapezoid: the density jumps there, before and after a step, the rejected moves
+  // keeping it), then spacing `far` out to the reach; nodes N.. continue at `far` with
+  // the far field u = r - a.
+  const double fine = std::min(s, h) / kBindingShellPoints;
+  const int m = int(std::ceil(h / fine));
+  const double far = s / kBindingStepPoints;
+  const int outside = int(std::ceil(kBindingReach * s / far));
+  const int N = m + 2 + outside;  // unknowns u_0..u_{N-1} and a (index N)
+  const auto r_at = [&](int j) { return j <= m ? R + j * (h / m) : R + h + (j - m - 1) * far; };
+  const auto weight = [&](int j) {
+    if (j == 0 || j == m) return 0.5 * h / m;
+    if (j < m) return h / m;
+    return j == m + 1 ? 0.5 * far : far;
+  };
+  const auto kernel = [&](int i, int j) {
+    const double x = (r_at(i) - r_at(j)) / s, y = (r_at(i) + r_at(j)) / s;
+    return weight(j) * (std::exp(-0.5 * x * x) - std::exp(-0.5 * y * y)) / (std::sqrt(2 * pi) * s);
+  };
+  const int n = N + 1;
+  std::vector<double> A(std::size_t(n) * std::size_t(n), 0.0), rhs(std::size_t(n), 0.0);
+  const auto at = [&](int i, int j) -> double& { return A[std::size_t(i) * std::size_t(n) + std::size_t(j)]; };
+  // In v = u - r, the deviation from the uniform density (which the step keeps), so that
+  // a is solved for, not found as a difference: v = (1 - p chi) (K v + P v) - p chi r.
+  const auto add = [&](int i, int j, double coef) {  // coef v_j into row i
+    if (j < N)
+      at(i, j) += coef;
+    else  // v_j = -a
+      at(i, N) -= coef;
+  };
+  for (int i = 0; i <= N; ++i) {
+    const double f = i <= m ? 1 - p : 1.0;
+    rhs[std::size_t(i)] = (f - 1) * r_at(i);
+    double kept = 0;  // sum_j c_ij r_j / r_i: the proposals that end outside R
+    for (int j = 0; r_at(j) <= r_at(i) + kBindingReach * s; ++j) {
+      const double c = kernel(i, j);
+      kept += c * r_at(j);
+      add(i, j, -f * c);
+    }
+    add(i, i, 1 - f * (1 - kept / r_at(i)));
+  }
+  // Elimination (diagonally dominant: no pivoting), then back substitution.
+  for (int k = 0; k < n; ++k) {
+    const double pivot = at(k, k);
+    if (!(std::fabs(pivot) > 0)) throw std::domain_error("membrane_binding_rate: singular system");
+    for (int i = k + 1; i < n; ++i) {
+      const double factor = at(i, k) / pivot;
+      if (factor == 0) continue;
+      for (int j = k; j < n; ++j) at(i, j) -= factor * at(k, j);
+      rhs[std::size_t(i)] -= factor * rhs[std::size_t(k)];
+    }
+  }
+  std::vector<double> x(std::size_t(n), 0.0);
+  for (int k = n - 1; k >= 0; --k) {
+    double sum = rhs[std::size_t(k)];
+    for (int j = k + 1; j < n; ++j) sum -= at(k, j) * x[std::size_t(j)];
+    x[std::size_t(k)] = sum / at(k, k);
+  }
+  return 4 * pi * D * x[std::size_t(N)];
+}
+
+double membrane_binding_probability(double kon, double D, double dt, double R, double h) {
+  if (!(kon >= 0) || !std::isfinite(kon)) throw std::domain_error("membrane_binding_probability: kon >= 0");
+  if (kon == 0) return 0;
+  if (!(kon < 4 * pi * D * R))
+    throw std::domain_error("membrane_binding_probability: kon is at or above the diffusion limit 4 pi D R");
+  const double most = membrane_binding_rate(1, D, dt, R, h);
+  if (!(kon <= most))
+    throw std::domain_error("membrane_binding_probability: kon is above the rate of binding at every step in reach");
+  if (kon == most) return 1;
+  // k(p) rises from 0 to `most`; regula falsi (Illinois) on [0, 1] from the straight
+  // line, which the reaction-limited end nearly is.
+  double lo = 0, hi = 1, flo = -kon, fhi = most - kon;
+  double p = lo - flo * (hi - lo) / (fhi - flo);
+  int side = 0;
+  for (int it = 0; it < 100; ++it) {
+    const double f = membrane_binding_rate(p, D, dt, R, h) - kon;
+    if (std::fabs(f) <= 1e-10 * kon || hi - lo < 1e-15) break;
+    if (f < 0) {
+      lo = p;
+      flo = f;
+      if (side == -1) fhi *= 0.5;
+      side = -1;
+    } else {
+      hi = p;
+      fhi = f;
+      if (side == 1) flo *= 0.5;
+      side = 1;
+    }
+    p = lo - flo * (hi - lo) / (fhi - flo);
+  }
+  return p;
+}
+
+bool is_membrane_binding(const ReactionSpec& x, const Model& m, double* contact) {
+  if (x.reactants.size() != 2) return false;
+  const KindSpec* a = m.find_kind(x.reactants[0].kind);
+  const KindSpec* b = m.find_kind(x.reactants[1].kind);
+  if (!a || !b || a->compartment == b->compartment) return false;
+  if (contact) *contact = a->radius + b->radius;
+  return true;
+}
+
+double largest_dt_for_binding(double kon, double D, double R, double h) {
+  if (!(kon > 0)) return std::numeric_limits<double>::infinity();
+  if (!(kon < 4 * pi * D * R)) return 0;
+  // Binding at every step in reach (p = 1) gets rarer as the step outgrows the shell: its
+  // rate falls with dt. Bisection in ln dt for membrane_binding_rate(1, dt) = kon.
+  const auto holds = [&](double dt) { return membrane_binding_rate(1, D, dt, R, h) >= kon; };
+  double lo = std::log(1e-12 * h * h / D), hi = std::log(1e12 * h * h / D);
+  if (!holds(std::exp(lo))) return 0;
+  if (holds(std::exp(hi))) return std::numeric_limits<double>::infinity();
+  while (hi - lo > 1e-3) {
+    const double mid = 0.5 * (lo + hi);
+    (holds(std::exp(mid)) ? lo : hi) = mid;
   }
   return std::exp(lo);
 }

@@ -337,6 +337,48 @@ std::string rule_text(const ReactionSpec& x) {
 
 Location or_entry(const Location& at, const Location& entry) { return at.line > 0 ? at : entry; }
 
+// kon of a binding onto a membrane, "S + K -> S2 on K" (nestsim/io/kon_calibration.h):
+// below the diffusion limit 4 pi D R of K's contact sphere, and a probability per step
+// p <= 1 that holds it at simulation.dt, or the largest dt at which one does.
+void check_binding_kon(const Reader& r, const Model& m, const ReactionSpec& x, const std::string& key,
+                       const Location& at, double contact) {
+  const double kon = *x.kon, D = reactant_diffusion(x, m), h = *x.radius;
+  const std::string& len = m.units.length;
+  const std::string volume_rate = len + "^3/" + m.units.time;
+  std::ostringstream os;
+  os << "kon ";
+  if (!x.given_unit.empty()) os << x.given << " " << x.given_unit << " = ";
+  os << kon << " " << volume_rate << " of binding onto the membrane (D = D_S + D_K = " << D << " " << len
+     << "^2/" << m.units.time << ", contact radius r_K + r_S = " << contact << " " << len << ", radius " << h
+     << " " << len << ")";
+  const double limit = 4 * pi * D * contact;
+  if (!(kon < limit)) {
+    os << " is at or above the diffusion limit 4 pi D (r_K + r_S) = " << limit << " " << volume_rate;
+    if (!x.given_unit.empty())
+      os << " = " << limit / rate_constant_factor(x.given_unit, m.units) << " " << x.given_unit;
+    os << ": no binding probability reaches it; lower kon";
+    r.fail(at, key + ".kon", os.str());
+  }
+  if (!(m.dt > 0) || !std::isfinite(m.dt)) return;  // simulation.dt is refused on its own
+  double largest = 0, most = 0;
+  try {
+    most = membrane_binding_rate(1, D, m.dt, contact, h);
+    if (kon <= most) return;
+    largest = largest_dt_for_binding(kon, D, contact, h);
+  } catch (const std::exception& e) {
+    r.fail(at, key + ".kon", std::string("kon cannot be held: ") + e.what());
+  }
+  os << " is above " << most << " " << volume_rate << ", the rate when every S in reach binds at every "
+     << "step of simulation.dt " << m.dt << " " << m.units.time << " (a step of sqrt(2 D dt) = "
+     << std::sqrt(2 * D * m.dt) << " " << len << " against the reach, radius " << h << " " << len << ")";
+  if (largest > 0)
+    os << ": simulation.dt is too large; the largest dt is " << largest << " " << m.units.time
+       << " (or raise radius)";
+  else
+    os << ": no dt holds it; raise radius";
+  r.fail(at, key + ".kon", os.str());
+}
+
 // A rule given by kon (read_kon): two free species, whose kon holds at the run's dt for
 // its contact model (nestsim/io/kon_calibration.h), or the largest dt that holds it.
 void check_kon(const Reader& r, const Model& m, const ReactionSpec& x, const std::string& key,
@@ -344,16 +386,17 @@ void check_kon(const Reader& r, const Model& m, const ReactionSpec& x, const std
   const Location at = or_entry(x.rate_at, x.where);
   if (x.reactants.size() != 2)
     r.fail(at, key + ".kon", "kon: is the rate constant of a rule with two reactants");
+  double contact = 0;
+  const bool binding = is_membrane_binding(x, m, &contact);
   for (const auto& t : x.reactants) {
     const KindSpec* k = m.find_kind(t.kind);
-    if (k->compartment)
+    if (k->compartment && !binding)
       r.fail(at, key + ".kon",
-             "kon: converts to the Doi rate of two species that react while their centres "
-             "are within the reaction radius (Erban-Chapman); '" +
-                 t.kind +
-                 "' is a compartment kind, which reacts across its membrane's surface "
-                 "(binding, fusion), not within a ball: give the rate per pair in reach with "
-                 "rate:");
+             "kon: converts to the rate of two species that react within the reaction "
+             "radius, or of a species binding onto a compartment's membrane ('S + K -> S2 on "
+             "K'); '" + t.kind + "' is a compartment kind in a rule between compartments "
+             "(fusion), which reacts across two surfaces: give the rate per pair in reach "
+             "with rate:");
     if (k->membrane)
       r.fail(at, key + ".kon",
              "kon: converts to a Doi rate for two species diffusing freely in 3D "
@@ -375,6 +418,10 @@ void check_kon(const Reader& r, const Model& m, const ReactionSpec& x, const std
     if (!x.given_unit.empty()) os << x.given << " " << x.given_unit << " = ";
     os << kon << " " << volume_rate;
   };
+  if (binding) {
+    check_binding_kon(r, m, x, key, at, contact);
+    return;
+  }
   if (m.contacts == sim::Contacts::soft) {
     // The Doi model with the soft repulsion (nestsim/io/kon_calibration.h): below the
     // diffusion limit, and a step probability lambda dt small enough to hold it.

@@ -55,8 +55,39 @@ double soft_doi_rate(double lambda, double D, double R, double contact, double r
 // inf whatever U).
 double doi_rate_for_kon_soft(double kon, double D, double R, double contact, double repulsion);
 
+// --- binding onto a membrane: "S + K -> S2 on K" with kon -------------------------
+//
+// S (a free species, radius r_S) binds to the membrane of compartment K (outer radius
+// r_K) with probability p per step when the gap between its ball and the wall that
+// faces it is at most h (the rule's radius) at the end of a step; a move into the wall
+// is rejected (membranes are hard walls under every contact model). kon is the binding
+// rate constant of S onto one K from outside, d[S2]/dt = kon [S][K]: the Collins-Kimball
+// rate of a sphere of contact radius R = r_K + r_S,
+//   kon = 4 pi R^2 kappa 4 pi D R / (4 pi R^2 kappa + 4 pi D R),   D = D_S + D_K,
+// kappa the membrane's reactivity (length/time). The engine's p is calibrated so that
+// its scheme's steady rate onto one K equals kon at the run's dt (the radial steady state
+// of the scheme itself, kon_calibration.cpp: diffusion, rejection and reaction per
+// step; continuous time, the Doi shell, when the step is far below h). Below the
+// diffusion limit 4 pi D R; above the rate at p = 1 (binding at every step in reach,
+// which falls as the step outgrows the shell) no p holds it.
+
+// The steady binding rate (volume/time) onto one immobile sphere of the scheme above:
+// probability p, relative D, step dt, contact radius R, shell h.
+double membrane_binding_rate(double p, double D, double dt, double R, double h);
+// The p in (0, 1] with membrane_binding_rate(p, ...) = kon to a relative 1e-10. Throws
+// std::domain_error when kon >= 4 pi D R or kon > membrane_binding_rate(1, ...).
+double membrane_binding_probability(double kon, double D, double dt, double R, double h);
+// The largest dt at which some p holds kon (0 when none; +inf when every dt).
+double largest_dt_for_binding(double kon, double D, double R, double h);
+
+// Is rule x of model m a binding "S + K -> S2 on K" (a species and a compartment kind)?
+// Then R = r_K + r_S (its contact radius).
+bool is_membrane_binding(const ReactionSpec& x, const Model& m, double* contact = nullptr);
+
 // What the engine runs for a rule: a Doi rate at the rule's radius, or (every_pair) an
-// Andrews-Bray binding radius where every pair within it reacts.
+// Andrews-Bray binding radius where every pair within it reacts; for a binding onto a
+// membrane given by kon, the rate whose probability per step 1 - e^{-rate dt} is the
+// calibrated p (above; +inf for p = 1) at the rule's radius.
 struct KonRule {
   double rate = 0;    // per time unit (Doi); +inf for every_pair
   double radius = 0;  // length
@@ -99,9 +130,10 @@ double unbinding_step_probability(const ReactionSpec& x, const Model& m);
 // The largest dt below which q < 1 (q grows with dt); 0 when none, +inf when every dt.
 double largest_dt_for_koff(const ReactionSpec& x, const Model& m);
 
-// The largest dt at which rule x's kon holds (the checks of model_reactions.cpp): under
-// soft contacts lambda dt <= kMaxDoiStepProbability; under none and hard, a binding
-// radius whose ball fits the box (2 sigma_b < min_box). +inf when no dt limits it.
+// The largest dt at which rule x's kon holds (the checks of model_reactions.cpp): a
+// binding onto a membrane, largest_dt_for_binding (any contact model); else under soft
+// contacts lambda dt <= kMaxDoiStepProbability; under none and hard, a binding radius
+// whose ball fits the box (2 sigma_b < min_box). +inf when no dt limits it.
 double largest_dt_for_kon(const ReactionSpec& x, const Model& m, double min_box);
 
 }  // namespace nestsim::io
