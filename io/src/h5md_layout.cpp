@@ -133,13 +133,9 @@ std::vector<std::string> reaction_names(hid_t file) {
 int64_t sum_of_rows(hid_t dataset, hsize_t frames) {
   if (frames == 0) return 0;
   std::vector<int64_t> values(frames);
-  const hsize_t start = 0;
-  const Handle file_space(H5Dget_space(dataset), H5Sclose, "dataspace");
-  check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start, nullptr, &frames, nullptr),
-        "hyperslab");
-  const Handle memory_space(H5Screate_simple(1, &frames, nullptr), H5Sclose, "dataspace");
-  check(H5Dread(dataset, H5T_NATIVE_INT64, memory_space.get(), file_space.get(), H5P_DEFAULT,
-                values.data()),
+  const hdf5::Rows rows(dataset, 0, frames);
+  check(H5Dread(dataset, H5T_NATIVE_INT64, rows.memory_space.get(), rows.file_space.get(),
+                H5P_DEFAULT, values.data()),
         "cannot read the reaction counts");
   // Each row is an increase (h5md.h): a negative row or a sum beyond 64 bits is a
   // damaged or crafted file, refused rather than wrapped.
@@ -152,35 +148,19 @@ int64_t sum_of_rows(hid_t dataset, hsize_t frames) {
 
 void append_row(hid_t dataset, hid_t memory_type, hsize_t frame, const std::vector<hsize_t>& inner,
                 const void* data) {
-  std::vector<hsize_t> extent{frame + 1}, start{frame}, count{1};
-  for (hsize_t n : inner) {
-    extent.push_back(n);
-    start.push_back(0);
-    count.push_back(n);
-  }
+  std::vector<hsize_t> extent{frame + 1};
+  extent.insert(extent.end(), inner.begin(), inner.end());
   check(H5Dset_extent(dataset, extent.data()), "cannot extend a time series");
-  const Handle file_space(H5Dget_space(dataset), H5Sclose, "dataspace");
-  check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
-                            nullptr),
-        "hyperslab");
-  const Handle memory_space(H5Screate_simple(int(count.size()), count.data(), nullptr), H5Sclose,
-                            "dataspace");
-  check(H5Dwrite(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, data),
+  const hdf5::Rows row(dataset, frame, 1);
+  check(H5Dwrite(dataset, memory_type, row.memory_space.get(), row.file_space.get(), H5P_DEFAULT,
+                 data),
         "cannot write a frame");
 }
 
 void read_row(hid_t dataset, hid_t memory_type, hsize_t frame, void* data) {
-  std::vector<hsize_t> d = hdf5::dims(dataset);
-  std::vector<hsize_t> start(d.size(), 0), count = d;
-  start[0] = frame;
-  count[0] = 1;
-  const Handle file_space(H5Dget_space(dataset), H5Sclose, "dataspace");
-  check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
-                            nullptr),
-        "hyperslab");
-  const Handle memory_space(H5Screate_simple(int(count.size()), count.data(), nullptr), H5Sclose,
-                            "dataspace");
-  check(H5Dread(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, data),
+  const hdf5::Rows row(dataset, frame, 1);
+  check(H5Dread(dataset, memory_type, row.memory_space.get(), row.file_space.get(), H5P_DEFAULT,
+                data),
         "cannot read a frame");
 }
 

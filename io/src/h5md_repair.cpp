@@ -116,22 +116,7 @@ std::vector<Series> time_series(hid_t file, const std::vector<Link>& links) {
   return out;
 }
 
-// A hyperslab of frames [first, first + count) of dataset `d` with dimensions `dims`.
-struct Rows {
-  Handle file_space, memory_space;
-  std::vector<hsize_t> count;
-  Rows(hid_t d, const std::vector<hsize_t>& dims, hsize_t first, hsize_t frames) : count(dims) {
-    std::vector<hsize_t> start(dims.size(), 0);
-    start[0] = first;
-    count[0] = frames;
-    file_space = Handle(H5Dget_space(d), H5Sclose, "dataspace");
-    check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
-                              nullptr),
-          "hyperslab");
-    memory_space =
-        Handle(H5Screate_simple(int(count.size()), count.data(), nullptr), H5Sclose, "dataspace");
-  }
-};
+using hdf5::Rows;
 
 // The frames of `s` that read from frame 0 on, checked over [from, frames) chunk by chunk:
 // the start of the first chunk that does not read, `frames` when all do.
@@ -142,7 +127,7 @@ hsize_t readable_frames(hid_t file, const Series& s, hsize_t from, hsize_t frame
   std::vector<unsigned char> buffer;
   for (hsize_t first = from / block * block; first < frames; first += block) {
     const hsize_t n = std::min(block, frames - first);
-    const Rows rows(d.get(), s.dims, first, n);
+    const Rows rows(d.get(), first, n);
     buffer.resize(std::size_t(n * s.row_bytes));
     if (H5Dread(d.get(), type.get(), rows.memory_space.get(), rows.file_space.get(), H5P_DEFAULT,
                 buffer.data()) < 0)
@@ -227,7 +212,7 @@ void copy_series(hid_t from, hid_t to, const Series& s, hsize_t keep) {
   std::vector<unsigned char> buffer;
   for (hsize_t first = 0; first < keep; first += block) {
     const hsize_t n = std::min(block, keep - first);
-    const Rows in(d.get(), s.dims, first, n), out(copy.get(), extent, first, n);
+    const Rows in(d.get(), first, n), out(copy.get(), first, n);
     buffer.resize(std::size_t(n * s.row_bytes));
     check(H5Dread(d.get(), type.get(), in.memory_space.get(), in.file_space.get(), H5P_DEFAULT,
                   buffer.data()),

@@ -392,4 +392,17 @@ std::vector<hsize_t> dims(hid_t dataset) {
   return d;
 }
 
+Rows::Rows(hid_t dataset, hsize_t first, hsize_t count) {
+  std::vector<hsize_t> shape = dims(dataset), start(shape.size(), 0);
+  if (shape.empty()) throw Error("HDF5: rows of a scalar dataset", 0);
+  start[0] = first;
+  shape[0] = count;
+  file_space = Handle(H5Dget_space(dataset), H5Sclose, "dataspace");
+  check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                            shape.data(), nullptr),
+        "hyperslab");
+  memory_space =
+      Handle(H5Screate_simple(int(shape.size()), shape.data(), nullptr), H5Sclose, "dataspace");
+}
+
 }  // namespace nestsim::io::hdf5

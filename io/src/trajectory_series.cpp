@@ -11,16 +11,11 @@ using hdf5::check;
 void read_rows(hid_t dataset, const std::string& file, const std::string& name,
                hid_t memory_type, hsize_t rows, void* data) {
   if (rows == 0) return;
-  std::vector<hsize_t> count = hdf5::dims(dataset), start(count.size(), 0);
-  if (count.empty() || count[0] < rows) not_nestsim(file, name + ": fewer rows than frames");
-  count[0] = rows;
-  const Handle file_space(H5Dget_space(dataset), H5Sclose, "the shape of " + name);
-  check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
-                            count.data(), nullptr),
-        "cannot select the rows of " + name);
-  const Handle memory_space(H5Screate_simple(int(count.size()), count.data(), nullptr), H5Sclose,
-                            "dataspace");
-  check(H5Dread(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, data),
+  const std::vector<hsize_t> extent = hdf5::dims(dataset);
+  if (extent.empty() || extent[0] < rows) not_nestsim(file, name + ": fewer rows than frames");
+  const hdf5::Rows selected(dataset, 0, rows);
+  check(H5Dread(dataset, memory_type, selected.memory_space.get(), selected.file_space.get(),
+                H5P_DEFAULT, data),
         "cannot read " + name);
 }
 

@@ -128,4 +128,12 @@ std::vector<std::string> read_strings(hid_t loc, const std::string& name,
 // The current dimensions of a dataset.
 std::vector<hsize_t> dims(hid_t dataset);
 
+// Rows [first, first + count) of a dataset along its first dimension (the frames), every
+// other dimension whole: the selection in the file and a memory space of its shape, for
+// one H5Dread or H5Dwrite.
+struct Rows {
+  Rows(hid_t dataset, hsize_t first, hsize_t count);
+  Handle file_space, memory_space;
+};
+
 }  // namespace nestsim::io::hdf5
