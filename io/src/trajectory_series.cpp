@@ -8,8 +8,8 @@ namespace nestsim::io::h5md {
 
 using hdf5::check;
 
-void read_rows(hid_t dataset, const std::string& file, const std::string& name,
-               hid_t memory_type, hsize_t rows, void* data) {
+void read_rows(hid_t dataset, const std::string& file, const std::string& name, hid_t memory_type,
+               hsize_t rows, void* data) {
   if (rows == 0) return;
   const std::vector<hsize_t> extent = hdf5::dims(dataset);
   if (extent.empty() || extent[0] < rows) not_nestsim(file, name + ": fewer rows than frames");
@@ -24,8 +24,8 @@ namespace {
 // The series `name` (the path below /observables without "/value") held by `dataset`:
 // its complete frames' rows as doubles and its labels. False when it holds no numbers,
 // or numbers HDF5 cannot convert: nothing to report.
-bool numeric_rows(hid_t dataset, const std::string& file, const std::string& name,
-                  hsize_t frames, ObservableRows& s) {
+bool numeric_rows(hid_t dataset, const std::string& file, const std::string& name, hsize_t frames,
+                  ObservableRows& s) {
   const std::string where = "/observables/" + name + "/value";
   const std::vector<hsize_t> dims = hdf5::dims(dataset);
   if (dims.empty()) return false;
@@ -90,8 +90,7 @@ void walk(hid_t group, const std::string& file, const std::string& prefix, hsize
 }  // namespace
 
 void collect_observables(hid_t group, const std::string& file, hsize_t frames,
-                         const std::vector<std::string>& except,
-                         std::vector<ObservableRows>& out) {
+                         const std::vector<std::string>& except, std::vector<ObservableRows>& out) {
   walk(group, file, "", frames, except, out);
 }
 

@@ -25,8 +25,8 @@ inline constexpr hsize_t max_values = hsize_t(1) << 28;
 
 // The first `rows` rows of `dataset` (rank >= 1, already checked), as `memory_type`,
 // into `data`; `name` is the dataset's path in `file`, for the messages.
-void read_rows(hid_t dataset, const std::string& file, const std::string& name,
-               hid_t memory_type, hsize_t rows, void* data);
+void read_rows(hid_t dataset, const std::string& file, const std::string& name, hid_t memory_type,
+               hsize_t rows, void* data);
 
 // The rows of a 1-d series over the complete frames, refused beyond max_values.
 template <typename T>

@@ -71,8 +71,10 @@ void bind_trajectory(py::module_& m) {
       .def_property_readonly("periodic", [](const OpenTrajectory& t) { return t.get().periodic(); })
       .def_property_readonly("length_unit",
                              [](const OpenTrajectory& t) { return t.get().length_unit(); })
-      .def_property_readonly("time_unit", [](const OpenTrajectory& t) { return t.get().time_unit(); })
-      .def_property_readonly("collision", [](const OpenTrajectory& t) { return t.get().collision(); })
+      .def_property_readonly("time_unit",
+                             [](const OpenTrajectory& t) { return t.get().time_unit(); })
+      .def_property_readonly("collision",
+                             [](const OpenTrajectory& t) { return t.get().collision(); })
       .def_property_readonly("model_text",
                              [](const OpenTrajectory& t) { return t.get().model_text(); })
       .def_property_readonly("model_path",
