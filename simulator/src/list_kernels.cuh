@@ -39,27 +39,84 @@ struct RowStart {
   NESTSIM_HD void operator()(uint32_t i) const { out[i] = pos[offsets[i]]; }
 };
 
-// Bounds used to decide a rebuild: the largest possible distance of a body from where
-// the lists were built after this step (whatever is accepted), and the largest step.
+// Each body's margin: how far it may move from where the lists were built before they
+// may miss a pair. The lists search every body with its radius grown by its kind's
+// reaction reach plus its margin (a hollow body's thickness by twice that, as the finder
+// grows it by a skin), so two bodies that each moved at most their margin still have
+// every pair they could touch or react in listed. A fixed skin gives every body half of
+// it. The automatic margin scales with how far the body can move in a step: `scale`
+// times sqrt(2 D dt) summed over the body and its carriers (the bound of BoundOfBody adds
+// their moves too), at least `floor_sd` of the fastest such length, so slow and resting
+// bodies have short lists and the fast ones the room for several steps. When
+// `move_pad` is set (lists rebuilt because the proposed moves outran the last ones), a
+// margin is at least the body's proposed step: the new lists hold for this step's moves.
+struct ListBodies {
+  SlotView v;
+  const double* reach = nullptr;  // per kind; null: none
+  double uniform = 0;             // > 0: every margin (half a fixed skin)
+  double scale = 0, root_2dt = 0, floor_sd = 0;
+  bool move_pad = false;
+  bool none = false;          // no margins (the reach alone); `margin` is not written
+  double* margin = nullptr;
+  double* r_out = nullptr;
+  double* q_out = nullptr;
+  NESTSIM_HD double length(const double* const* m, uint32_t i) const {
+    double s = 0;
+    NESTSIM_AXES(k, v.dim) s += m[k][i] * m[k][i];
+    return std::sqrt(s);
+  }
+  NESTSIM_HD double margin_of(uint32_t i) const {
+    if (uniform > 0) return uniform;
+    double roots = std::sqrt(v.diffusion[i]);
+    int32_t c = v.carrier(i);
+    for (int depth = 0; c >= 0 && depth < kMaxDepth; ++depth, c = v.parent[c])
+      roots += std::sqrt(v.diffusion[c]);
+    const double sd = root_2dt * roots;
+    double m = scale * (sd > floor_sd ? sd : floor_sd);
+    if (move_pad) {
+      double step = length(v.move, i);
+      c = v.carrier(i);
+      for (int depth = 0; c >= 0 && depth < kMaxDepth; ++depth, c = v.parent[c])
+        step += length(v.move, uint32_t(c));
+      step = step * (1.0 + 1e-9) + 1e-300;  // above the bound's rounding
+      if (step > m) m = step;
+    }
+    return m;
+  }
+  NESTSIM_HD void operator()(uint32_t i) const {
+    const double m = none || v.empty(i) ? 0.0 : margin_of(i);
+    const double e = (reach && v.kind[i] >= 0 ? reach[v.kind[i]] : 0.0) + m;
+    const double r = v.radius[i] + e;
+    double q = v.thickness[i] >= v.radius[i] ? r : v.thickness[i] + 2 * e;
+    if (q > r) q = r;
+    if (!none) margin[i] = m;
+    r_out[i] = r;
+    q_out[i] = q;
+  }
+};
+
+// Bounds used to decide a rebuild: the largest excess of a body's possible distance from
+// where the lists were built after this step (whatever is accepted) over its margin
+// (> 0: the lists may miss a pair), and the largest step.
 struct StepBound {
-  double from_built = 0;
+  double excess = -1e308;  // none: the identity of the maximum
   double step = 0;
 };
 struct MaxStepBound {
   NESTSIM_HD StepBound operator()(const StepBound& a, const StepBound& b) const {
-    return {a.from_built > b.from_built ? a.from_built : b.from_built,
-            a.step > b.step ? a.step : b.step};
+    return {a.excess > b.excess ? a.excess : b.excess, a.step > b.step ? a.step : b.step};
   }
 };
 struct BoundOfBody {
   SlotView v;
+  const double* margin = nullptr;  // per slot, from the last build
   NESTSIM_HD double length(const double* const* m, uint32_t i) const {
     double s = 0;
     NESTSIM_AXES(k, v.dim) s += m[k][i] * m[k][i];
     return std::sqrt(s);
   }
   NESTSIM_HD StepBound operator()(uint32_t i) const {
-    if (v.empty(i)) return {0, 0};
+    if (v.empty(i)) return StepBound{};
     double step = length(v.move, i);
     int32_t c = v.carrier(i);
     for (int depth = 0; c >= 0 && depth < kMaxDepth; ++depth, c = v.parent[c])
@@ -68,7 +125,7 @@ struct BoundOfBody {
     d[0] = d[1] = d[2] = 0;
     NESTSIM_AXES(k, v.dim)
       d[k] = near_minimum_image(v.x[k][i] - v.x_built[k][i], v.space.edge[k], v.space.inv_edge[k]);
-    return {std::sqrt(v.norm2(d)) + step, step};
+    return {(std::sqrt(v.norm2(d)) + step) - margin[i], step};
   }
 };
 

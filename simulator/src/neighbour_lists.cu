@@ -26,25 +26,6 @@ struct Widen {
   NESTSIM_HD uint64_t operator()(uint8_t m) const { return m; }
 };
 
-// A body as the lists see it: its kind's reaction reach added outside (and, for a
-// hollow body, inside: thickness + 2 reach), as the finder adds its skin.
-struct ListRadii {
-  const double* radius;
-  const double* thickness;
-  const int32_t* kind;
-  const double* reach;
-  double* r_out;
-  double* q_out;
-  NESTSIM_HD void operator()(uint32_t i) const {
-    const double e = kind[i] >= 0 ? reach[kind[i]] : 0.0;
-    const double r = radius[i] + e;
-    double q = thickness[i] >= radius[i] ? r : thickness[i] + 2 * e;
-    if (q > r) q = r;
-    r_out[i] = r;
-    q_out[i] = q;
-  }
-};
-
 // Is a pair (pair_key) of two live bodies?
 struct LivePair {
   const int64_t* id;
@@ -54,11 +35,13 @@ struct LivePair {
 };
 
 // The default skin: 32 sqrt(2 D_max dt), measured on the default model (16 rebuilt
-// every other step, 64 made the lists too long; dev/perf-log.md). Where steps are long
-// against the smallest species (hard or no contacts at large dt), lists are rebuilt at
-// nearly every step whatever the skin, and their size grows as (2 r + skin)^3: there the
-// skin is at most the larger of 12 steps (what keep_valid asks for at the largest of
-// ~1e6 proposals, with room) and 8 radii of the smallest species.
+// every other step, 64 made the lists too long; dev/perf-log.md), at most 8 radii of the
+// smallest species. Where steps are long against that species (12 sqrt(2 D_max dt) > 8
+// radii: hard or no contacts at large dt), lists with a skin would be rebuilt at nearly
+// every step whatever the skin, and their size grows as (2 r + skin)^3
+// (models/large_step.yaml: 30 builds in 30 steps at skin 114 nm, 7 at 200 nm and half
+// the speed): there the lists are rebuilt at every step with the least margins that hold
+// for the step (0 returned: per-step lists, ListBodies::move_pad).
 double default_skin(const Setup& setup) {
   double dmax = 0, rmin = 0;
   for (const Kind& k : setup.kinds) {
@@ -68,8 +51,19 @@ double default_skin(const Setup& setup) {
   const double step = std::sqrt(2.0 * dmax * setup.dt);
   const double skin = 32.0 * step;
   if (!(rmin > 0)) return skin;
-  return std::min(skin, std::max(12.0 * step, 8.0 * rmin));
+  if (12.0 * step > 8.0 * rmin) return 0.0;
+  return std::min(skin, 8.0 * rmin);
 }
+
+// Per-step lists (default_skin 0) built before the step's moves are known (the start of
+// a run, after events) give each body this many lengths sqrt(2 D dt) of its own: a step
+// of ~1e4 bodies stays within it, mostly, and the lists need no second build.
+constexpr double kStepMargin = 4.5;
+
+// The automatic margins' floor, in lengths of the fastest kind's sqrt(2 D dt): resting
+// bodies (D 0, no moving carrier) keep a margin that the excess of StepBound can
+// approach, for outrun_likely to see it coming.
+constexpr double kMarginFloor = 0.125;
 
 }  // namespace
 
@@ -81,6 +75,10 @@ void NeighbourLists::reset(const Setup& setup, const SimulationOptions& options)
   finder_.reset();
   skin_ = 0;
   base_skin_ = options.skin > 0 ? options.skin : default_skin(setup);
+  root_2dt_ = std::sqrt(2.0 * setup.dt);
+  sd_max_ = 0;
+  for (const Kind& k : setup.kinds) sd_max_ = std::max(sd_max_, root_2dt_ * std::sqrt(k.diffusion));
+  per_step_ = auto_skin() && !(base_skin_ > 0) && sd_max_ > 0;
 }
 
 void NeighbourLists::set_reach(const std::vector<double>& reach) {
@@ -98,47 +96,66 @@ void NeighbourLists::make_finder(const Setup& setup) {
   o.domain.periodic = setup.boundary == Boundary::periodic;
   if (o.domain.periodic)
     for (int k = 0; k < setup.dim; ++k) o.domain.size[k] = setup.box[k];
-  // The finder searches every body with r + skin_f: a pair is listed out to 2 skin_f
-  // beyond contact; bodies that moved at most skin / 2 each need skin.
-  o.skin = 0.5 * skin_;
+  // The bodies' margins are in the radii the finder is given (ListBodies): no skin of
+  // its own.
+  o.skin = 0;
   o.sort_pairs = false;  // neighbour_lists() sorts both directions of every pair
   finder_ = std::make_unique<device::PairFinder<double>>(o);
 }
 
-device::SphereView<double> NeighbourLists::list_bodies(BodyState& s) {
+device::SphereView<double> NeighbourLists::list_bodies(BodyState& s, bool margins,
+                                                      bool move_pad, const SlotView* moves) {
   device::SphereView<double> bodies;
   for (int k = 0; k < 3; ++k) bodies.pos[k] = raw(s.x[k]);
   bodies.radius = raw(s.radius);
   bodies.thickness = raw(s.thickness);
-  if (any_reach_) {  // each body searched with its kind's reach on top
-    list_radius_.resize(s.radius.size());
-    list_thickness_.resize(s.radius.size());
-    for_each_slot(s.used, ListRadii{raw(s.radius), raw(s.thickness), raw(s.kind),
-                                    raw(kind_reach_), raw(list_radius_), raw(list_thickness_)});
-    bodies.radius = raw(list_radius_);
-    bodies.thickness = raw(list_thickness_);
-  }
   bodies.n = s.used;
+  if (!margins && !any_reach_) return bodies;  // the bodies as they are
+  ListBodies l;
+  if (moves) l.v = *moves; else s.fill(l.v);
+  l.v.dim = constants_.dim;
+  l.reach = any_reach_ ? raw(kind_reach_) : nullptr;
+  if (margins) {
+    if (per_step_) {
+      // The step's own moves when they are known (the lists hold for this step only),
+      // else a step's likely reach.
+      l.scale = move_pad && moves ? 0.0 : kStepMargin;
+      l.root_2dt = root_2dt_;
+    } else if (auto_skin()) {
+      // skin_ is the pair skin of the fastest kind's bodies (twice their margin).
+      l.scale = sd_max_ > 0 ? 0.5 * skin_ / sd_max_ : 0.0;
+      l.root_2dt = root_2dt_;
+      l.floor_sd = kMarginFloor * sd_max_;
+    } else {
+      l.uniform = 0.5 * skin_;
+    }
+    l.move_pad = move_pad && moves;
+    margin_.resize(s.radius.size());
+    l.margin = raw(margin_);
+  } else {
+    l.none = true;
+  }
+  list_radius_.resize(s.radius.size());
+  list_thickness_.resize(s.radius.size());
+  l.r_out = raw(list_radius_);
+  l.q_out = raw(list_thickness_);
+  for_each_slot(s.used, l);
+  bodies.radius = raw(list_radius_);
+  bodies.thickness = raw(list_thickness_);
   return bodies;
 }
 
 void NeighbourLists::build(BodyState& state, SlotView v, uint64_t step, PhaseTimes& times) {
-  rebuild(base_skin_, state, v, step, times);
+  rebuild(base_skin_, state, v, step, times, false);
 }
 
 void NeighbourLists::rebuild(double wanted_skin, BodyState& state, SlotView v, uint64_t step,
-                             PhaseTimes& times) {
+                             PhaseTimes& times, bool move_pad) {
   PhaseTimer timer(timed_, times.broadphase, "nestsim/neighbour_lists");
-  if (finder_ && wanted_skin != skin_) {
-    skin_ = wanted_skin;
-    finder_->set_skin(0.5 * skin_);
-  }
-  if (!finder_) {
-    skin_ = wanted_skin;
-    make_finder(constants_);
-  }
+  skin_ = wanted_skin;
+  if (!finder_) make_finder(constants_);
   const uint32_t used = state.used;
-  finder_->find(list_bodies(state));
+  finder_->find(list_bodies(state, true, move_pad, &v));
   // The rows and the row of each entry (nbr_row), from the lists' sorted keys.
   finder_->neighbour_lists(used, nbr_offsets_, nbrs_, &nbr_row_);
   if (nbrs_.empty()) nbrs_.resize(1);  // a valid pointer for an empty list
@@ -157,7 +174,7 @@ void NeighbourLists::rebuild(double wanted_skin, BodyState& state, SlotView v, u
   // buffers are sized to their count.
   sib_count_ = compact_sized(used, sibs_, &sib_rows_);
   built_at_ = step;
-  last_from_built_ = 0;
+  last_excess_ = -0.5 * skin_;
   ++times.rebuilds;
 }
 
@@ -213,7 +230,7 @@ void NeighbourLists::bound_moves(BodyState& state, const SlotView& v, int slot,
                                  PhaseTimes& times) {
   PhaseTimer timer(timed_, times.integrate, "nestsim/step_bound");
   const auto bounds = thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0),
-                                                      BoundOfBody{v});
+                                                      BoundOfBody{v, raw(margin_)});
 #if defined(NESTSIM_BACKEND_CUDA)
   // CUB's reduction writes its result to device memory and returns without waiting
   // (Thrust's returns the value to the host, which waits).
@@ -240,15 +257,17 @@ int NeighbourLists::rebuild_if_outrun(int count, BodyState& state, const SlotVie
   thrust::copy_n(bounds_.begin(), count, b);
   for (int slot = 0; slot < count; ++slot) {
     last_step_bound_ = b[slot].step;
-    last_from_built_ = b[slot].from_built;
-    if (b[slot].from_built <= 0.5 * skin_) continue;
+    last_excess_ = b[slot].excess;
+    if (b[slot].excess <= 0) continue;  // NaN: rebuilt
     // Lists at the old positions that stay valid whatever this step accepts. With an
     // automatic skin shrunk for frequent events (event_skin), lists that the motion
     // outlived in a step or two mean the skin should grow back.
     double wanted = skin_;
     if (auto_skin() && step - built_at_ <= 2) wanted = std::min(base_skin_, 2.0 * skin_);
-    rebuild(std::max(wanted, 2.0 * b[slot].step * (1.0 + 1e-9) + 1e-300), state, v, step, times);
-    last_from_built_ = b[slot].step;  // the moves from the new lists' positions
+    // Each body's margin is at least its proposed step (ListBodies::move_pad).
+    rebuild(std::max(wanted, 2.0 * b[slot].step * (1.0 + 1e-9) + 1e-300), state, v, step, times,
+            true);
+    last_excess_ = b[slot].step - 0.5 * skin_;  // as the fastest bodies' moves from the new lists
     return slot;
   }
   return -1;
@@ -256,7 +275,7 @@ int NeighbourLists::rebuild_if_outrun(int count, BodyState& state, const SlotVie
 
 void NeighbourLists::rebuild_after_events(BodyState& state, SlotView v, uint64_t step,
                                           PhaseTimes& times) {
-  rebuild(event_skin(step), state, v, step, times);
+  rebuild(event_skin(step), state, v, step, times, false);
 }
 
 // The automatic skin (options.skin == 0) adapts to how long lists live. Events that
@@ -280,13 +299,11 @@ double NeighbourLists::event_skin(uint64_t step) const {
 // takes the lists' skin back; the lists are untouched.
 int64_t NeighbourLists::pairs_without_skin(BodyState& state, PhaseTimes& times) {
   PhaseTimer timer(timed_, times.broadphase, "nestsim/pairs_without_skin");
-  finder_->set_skin(0);
-  const uint64_t found = finder_->find(list_bodies(state));
+  const uint64_t found = finder_->find(list_bodies(state, false, false, nullptr));
   const auto& keys = finder_->keys();
   if (found > 0) count_host_sync();  // the count comes back to the host
   const uint64_t live = found == 0 ? 0 : uint64_t(thrust::count_if(
       thrust::device, keys.begin(), keys.begin() + found, LivePair{raw(state.id)}));
-  finder_->set_skin(0.5 * skin_);
   return int64_t(live);
 }
 

@@ -48,13 +48,14 @@ class NeighbourLists {
   int rebuild_if_outrun(int count, BodyState& state, const SlotView& v, uint64_t step,
                         PhaseTimes& times);
   // Will this step's moves probably outrun the lists? A guess from the bounds read at
-  // the last steps (how far a body may be from where the lists were built, and twice
-  // that bound's growth over the last step), for the step loop to check its first
-  // proposal at once rather than compute on lists about to be rebuilt. Once a step.
+  // the last steps (how far a body may be from where the lists were built beyond its
+  // margin, and twice that excess's growth over the last step), for the step loop to
+  // check its first proposal at once rather than compute on lists about to be rebuilt.
+  // Once a step.
   bool outrun_likely() {
-    const double drift = std::max(0.0, last_from_built_ - guessed_from_);
-    guessed_from_ = last_from_built_;
-    return last_from_built_ + 2 * drift > 0.5 * skin_;
+    const double drift = std::max(0.0, last_excess_ - guessed_excess_);
+    guessed_excess_ = last_excess_;
+    return last_excess_ + 2 * drift > 0;
   }
 
   // The pairs of live bodies that lists built now with skin 0 would hold
@@ -84,12 +85,19 @@ class NeighbourLists {
   double skin() const { return skin_; }
 
  private:
-  void rebuild(double wanted_skin, BodyState& state, SlotView v, uint64_t step, PhaseTimes& times);
+  // Lists at the current positions with nominal skin `wanted_skin` (ListBodies); with
+  // `move_pad`, each body's margin at least its proposed move in v.move.
+  void rebuild(double wanted_skin, BodyState& state, SlotView v, uint64_t step, PhaseTimes& times,
+               bool move_pad);
   void make_finder(const Setup& setup);
   void scan_marks();
   void scatter_kept(uint32_t used, thrust::device_vector<uint64_t>* offsets,
                     thrust::device_vector<uint32_t>& out, thrust::device_vector<uint32_t>* rows);
-  device::SphereView<double> list_bodies(BodyState& state);
+  // The bodies as the finder searches them: grown by their kind's reaction reach, and
+  // with `margins` by each body's margin (kept in margin_); `moves` gives the view (its
+  // proposed moves for move_pad), else one is made from the state.
+  device::SphereView<double> list_bodies(BodyState& state, bool margins, bool move_pad,
+                                         const SlotView* moves);
   bool auto_skin() const { return !(fixed_skin_ > 0); }
   double event_skin(uint64_t step) const;
 
@@ -99,8 +107,10 @@ class NeighbourLists {
   bool timed_ = false;  // SimulationOptions::phase_times
   std::unique_ptr<device::PairFinder<double>> finder_;
   double skin_ = 0, base_skin_ = 0, last_step_bound_ = 0;
-  double last_from_built_ = 0;  // of the last bound read, from the lists' positions
-  double guessed_from_ = 0;     // last_from_built_ at the last outrun_likely()
+  double last_excess_ = 0;     // of the last bound read, beyond the margins (StepBound)
+  double guessed_excess_ = 0;  // last_excess_ at the last outrun_likely()
+  double root_2dt_ = 0, sd_max_ = 0;  // sqrt(2 dt), and sqrt(2 D dt) of the fastest kind
+  bool per_step_ = false;  // automatic margins, lists rebuilt at every step (default_skin)
   uint64_t built_at_ = 0;
 
   thrust::device_vector<double> x_built_[3];  // positions at the last build
@@ -117,6 +127,7 @@ class NeighbourLists {
   std::vector<double> reach_;
   bool any_reach_ = false;
   thrust::device_vector<double> kind_reach_, list_radius_, list_thickness_;
+  thrust::device_vector<double> margin_;  // per slot, at the last build (ListBodies)
 };
 
 }  // namespace nestsim::sim::detail

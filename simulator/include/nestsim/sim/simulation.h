@@ -41,9 +41,10 @@
 //  - Box: periodic (wrapped into [0, box), minimum image; Frame::image counts the
 //    crossings) or reflective (top-level bodies reflected at the walls so that their
 //    whole ball, and hence a compartment's contents, stays in the box).
-//  - Neighbour lists: the HSX pair finder with a Verlet skin, rebuilt when a bound on
-//    the distance of any body from its position at the last build could exceed half
-//    the skin. The trajectory does not depend on when the lists are rebuilt.
+//  - Neighbour lists: the HSX pair finder with a Verlet margin per body (half a fixed
+//    skin, or scaled to how far the body and its carriers move in a step), rebuilt when
+//    a bound on the distance of any body from its position at the last build could
+//    exceed its margin. The trajectory does not depend on when the lists are rebuilt.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -77,9 +78,12 @@ class PendingFrame {
 };
 
 struct SimulationOptions {
-  // Verlet skin of the neighbour lists (length units); 0 picks 32 sqrt(2 D_max dt), adapted
-  // while events keep the lists short-lived (measured on the default model: 16 rebuilt
-  // every other step, 64 made the lists too long; dev/perf-log.md).
+  // Verlet skin of the neighbour lists (length units), every body's margin half of it;
+  // 0 picks the automatic one: a skin of 32 sqrt(2 D_max dt) (at most 8 radii of the
+  // smallest species) for the fastest kind, adapted while events keep the lists
+  // short-lived, each body's margin scaled by sqrt(D) of it and its carriers against the
+  // fastest kind's; where 12 sqrt(2 D_max dt) exceeds 8 such radii (large steps), lists
+  // rebuilt at every step with each body's own step as its margin (dev/perf-log.md).
   double skin = 0;
   // Initial bodies take slots in spatial (Morton) order, for memory locality; false: slot
   // = id. The trajectory's physics does not depend on it (tested bitwise).
