@@ -6,11 +6,13 @@
 //
 //   bench_scenario [--model FILE] [--bodies N | --copies K] [--steps S] [--warmup W]
 //                  [--skin S (fixed; default: automatic)] [--phase-times 1|0] [--csv FILE]
+//                  [--positions FILE]
 //
 // --phase-times 1 (the default) times each phase (SimulationOptions::phase_times): on
 // the GPU every phase then waits for the device, which a small model's steps/s pays
 // for. --phase-times 0 gives the speed of an untimed run (what `nestsim run` does), with
-// no split.
+// no split. --positions writes the last frame's ids and positions (raw int64 and double
+// triples), for comparing trajectories bitwise (cmp) across builds and skins.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -32,7 +34,7 @@ struct Args {
   uint64_t bodies = 0, copies = 1, steps = 200, warmup = 20;
   double skin = 0;  // 0: the automatic, adaptive skin
   bool phase_times = true;
-  std::string csv;
+  std::string csv, positions;
 };
 
 Args parse(int argc, char** argv) {
@@ -49,6 +51,7 @@ Args parse(int argc, char** argv) {
     else if (key == "--skin") a.skin = std::stod(value);
     else if (key == "--phase-times") a.phase_times = std::stoi(value) != 0;
     else if (key == "--csv") a.csv = value;
+    else if (key == "--positions") a.positions = value;
     else throw std::invalid_argument("unknown option " + key);
   }
   return a;
@@ -135,6 +138,14 @@ int main(int argc, char** argv) {
     for (std::size_t r = 0; r < s.reactions.size(); ++r)
       std::printf("  %-20s %llu\n", s.reactions[r].name.c_str(),
                   (unsigned long long)(after.reaction_events[r] - before.reaction_events[r]));
+    if (!a.positions.empty()) {
+      std::ofstream out(a.positions, std::ios::binary);
+      out.write(reinterpret_cast<const char*>(after.id.data()),
+                std::streamsize(after.id.size() * sizeof(after.id[0])));
+      out.write(reinterpret_cast<const char*>(after.position.data()),
+                std::streamsize(after.position.size() * sizeof(after.position[0])));
+      if (!out) throw std::runtime_error("cannot write " + a.positions);
+    }
     if (!a.csv.empty()) {
       std::ofstream csv(a.csv, std::ios::app);
       csv << sim::Simulation::backend_name() << ',' << a.model << ',' << k * k * k << ','

@@ -1,14 +1,19 @@
 // The host's waits for the device in a step (nestsim::sim::detail::host_syncs()): a small
 // model's step on the GPU costs launches, and every wait drains the device's queue. A
 // step without reactions and list builds waits once: for the lists' validity check, the
-// bounds of the predictor's and the corrector's moves read back together. The counter
+// bounds of the predictor's and the corrector's moves read back together; with
+// reactions, once more for the step's reaction counts. The counter
 // counts the engine's waits on the CPU backend too (where they cost nothing), so these
 // checks run without a GPU.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
+#include "nestsim/io/model.h"
+#include "nestsim/io/placement.h"
 #include "nestsim/sim/simulation.h"
 #include "sim_helpers.h"
 
@@ -85,4 +90,43 @@ TEST_CASE("timed phases wait for the device at each phase and change nothing els
   CHECK(b.times().timed);
   CHECK(b.times().integrate > 0);
   CHECK(same_positions(a.frame(), b.frame()));
+}
+
+TEST_CASE("a step with reactions and compartment events waits twice unless events happen") {
+  // models/default.yaml: binding, unbinding (births), budding, fusion, and the lysosome's
+  // reactions. A step waits for its lists' bounds and once for the reactions' counts
+  // (candidates, births, and upper bounds of the events that restructure, fuse or bud);
+  // more only when those counts say events may happen or the lists are rebuilt.
+  const Setup s = nestsim::io::make_setup(
+      nestsim::io::load_model(NESTSIM_SOURCE_DIR "/models/default.yaml"));
+  REQUIRE_FALSE(s.reactions.empty());
+  Simulation sim(s);
+  sim.run(1);
+  const uint64_t steps = 200;
+  uint64_t quiet = 0, quiet_waits = 0, total = 0, max_quiet = 0;
+  std::vector<uint64_t> events = sim.frame().reaction_events;
+  for (uint64_t k = 0; k < steps; ++k) {
+    const uint64_t rebuilds = sim.times().rebuilds;
+    const uint64_t before = detail::host_syncs();
+    sim.run(1);
+    const uint64_t waits = detail::host_syncs() - before;
+    total += waits;
+    const std::vector<uint64_t> now = sim.frame().reaction_events;
+    if (now == events && sim.times().rebuilds == rebuilds) {
+      ++quiet;
+      quiet_waits += waits;
+      max_quiet = std::max(max_quiet, waits);
+    }
+    events = now;
+  }
+  MESSAGE("waits per step: " << double(total) / double(steps) << "; " << quiet
+                             << " steps without events or list builds: "
+                             << double(quiet_waits) / double(std::max<uint64_t>(quiet, 1))
+                             << " a step, at most " << max_quiet);
+  REQUIRE(quiet > steps / 2);
+  // Bounds (1, or 2 when the predictor's moves are checked at once) and the counts (1);
+  // a candidate that did not happen may add the event counts' read (1) or a phase's
+  // candidate list (2).
+  CHECK(max_quiet <= 5);
+  CHECK(double(quiet_waits) <= 2.25 * double(quiet));
 }

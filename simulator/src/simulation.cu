@@ -195,11 +195,12 @@ struct Simulation::Impl {
     events.fit(state.capacity, reactions.table());
     detail::ReactionView r = reaction_view();
     const detail::Reactions::Outcome o = reactions.react(r, state, lists, next_id, step);
-    if (reactions.table().fusion_rules && o.pairs > 0)
+    // Each phase of events only when the counts say it has a candidate.
+    if (reactions.table().fusion_rules && o.fusions > 0)
       events.fuse(r, state, [this] { return reaction_view(); });
-    if (reactions.table().bud_rules)
+    if (reactions.table().bud_rules && o.buds > 0)
       events.bud(reaction_view(), state, reactions.free_slots(), next_id, step);
-    if (reactions.changed_lists(o.births)) lists_stale = true;
+    if (reactions.changed_lists(o)) lists_stale = true;
   }
 };
 

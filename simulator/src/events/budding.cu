@@ -35,6 +35,7 @@ void CompartmentEvents::bud(ReactionView r, BodyState& state,
   for_each_slot(used, BudCheck{r, e, push});
   for_each_slot(used, PushPlan{r, e, push});
   const auto first = thrust::counting_iterator<uint32_t>(0);
+  count_host_sync();  // the count comes back
   push.n = uint32_t(thrust::count_if(thrust::device, first, first + used, Pushed{push.count}));
   if (push.n > 0) {
     if (push_list_.size() < push.n) push_list_.resize(std::max<std::size_t>(2 * push.n, 64));
@@ -43,8 +44,8 @@ void CompartmentEvents::bud(ReactionView r, BodyState& state,
     for_each_slot(used, PushCheck{r, e, push});
   }
   for_each_slot(e.count, BudPairs{r, e, raw(fits_)});
-  thrust::exclusive_scan(thrust::device, fits_.begin(), fits_.begin() + e.count, rank_.begin(), 0u);
-  const uint32_t born = rank_[e.count - 1] + fits_[e.count - 1];
+  thrust::exclusive_scan(step_policy(), fits_.begin(), fits_.begin() + e.count, rank_.begin(), 0u);
+  const uint32_t born = read_back(rank_, e.count - 1) + read_back(fits_, e.count - 1);
   if (born > 0) {
     const uint32_t last = state.gather_free_slots(free_slots, born, "buds", step);
     r.free_slots = raw(free_slots);
@@ -54,7 +55,7 @@ void CompartmentEvents::bud(ReactionView r, BodyState& state,
     state.used = std::max(state.used, last + 1);
     next_id += born;
   }
-  thrust::fill_n(thrust::device, push_count_.begin(), state.used, 0u);
+  thrust::fill_n(step_policy(), push_count_.begin(), state.used, 0u);
 }
 
 }  // namespace nestsim::sim::detail

@@ -40,6 +40,7 @@ class CompartmentEvents {
   template <class Pred>
   EventList event_list(uint32_t used, Pred pred) {
     const auto first = thrust::counting_iterator<uint32_t>(0);
+    count_host_sync();  // the count comes back (the step's counts skip phases without candidates)
     const std::size_t count = std::size_t(thrust::count_if(thrust::device, first, first + used, pred));
     EventList e;
     if (count == 0) return e;

@@ -13,6 +13,11 @@
 
 namespace nestsim::sim::detail {
 
+namespace {
+// The step's counts (Reactions::counts_), reset on the device and read back together.
+enum Count { kPairs = 0, kBirths, kRestructuring, kFusions, kBuds, kCounts };
+}  // namespace
+
 void Reactions::set_rules(const RuleTable& table) {
   table_ = table;
   const std::vector<DeviceRule>& host = table_.rules;
@@ -25,6 +30,9 @@ void Reactions::set_rules(const RuleTable& table) {
   kind_compartment_.assign(k.compartment.begin(), k.compartment.end());
   kind_membrane_.assign(k.membrane.begin(), k.membrane.end());
   if (events_.size() != host.size()) events_.assign(host.size(), 0ull);
+  std::vector<uint8_t> restructures(table_.restructures.begin(), table_.restructures.end());
+  if (restructures.empty()) restructures_.clear();
+  else restructures_.assign(restructures.begin(), restructures.end());
 }
 
 void Reactions::fit(uint64_t capacity) {
@@ -35,7 +43,7 @@ void Reactions::fit(uint64_t capacity) {
   birth_.resize(n + 1);
   birth_rank_.resize(n + 1);
   free_slots_.resize(std::max<std::size_t>(n, 1));
-  pair_counter_.resize(1);
+  counts_.resize(kCounts);
   if (pair_a_.empty())
     for (auto* b : {&pair_a_, &pair_b_}) b->resize(1024);
   if (pair_rule_.empty()) pair_rule_.resize(1024);
@@ -57,7 +65,7 @@ ReactionView Reactions::view(const SlotView& v, BodyState& s, NeighbourLists& li
   r.pair_a = raw(pair_a_);
   r.pair_b = raw(pair_b_);
   r.pair_rule = raw(pair_rule_);
-  r.pair_count = raw(pair_counter_);
+  r.pair_count = raw(counts_);  // kPairs
   r.pair_capacity = pair_a_.size();
   r.nbr_row = lists.rows();
   r.id = raw(s.id);
@@ -74,33 +82,106 @@ ReactionView Reactions::view(const SlotView& v, BodyState& s, NeighbourLists& li
   return r;
 }
 
+namespace {
+
+// ClaimPairs over the candidates the device counted, launched over the buffer's capacity
+// (the host does not know the count yet; beyond the capacity the step is retried).
+struct ClaimCounted {
+  ReactionView r;
+  NESTSIM_HD void operator()(uint64_t c) const {
+    if (c < *r.pair_count && c < r.pair_capacity) ClaimPairs{r}(c);
+  }
+};
+
+// Upper bounds of the step's events, for the host to skip what cannot happen: the
+// one-reactant winners and the two-reactant candidates of rules that restructure (every
+// event that changes what the lists were built from is one of them), the fusion
+// candidates and the bud winners. After UniWinner and the claims.
+struct CountWinners {
+  ReactionView r;
+  const uint8_t* restructures = nullptr;
+  unsigned long long* counts = nullptr;
+  NESTSIM_HD void operator()(uint32_t i) const {
+    const int k = r.uni_rule[i];
+    if (k < 0) return;
+    if (restructures[k]) atomic_fetch_add(&counts[kRestructuring], 1ull);
+    if (r.rules[k].bud) atomic_fetch_add(&counts[kBuds], 1ull);
+  }
+};
+struct CountPairKinds {
+  ReactionView r;
+  const uint8_t* restructures = nullptr;
+  unsigned long long* counts = nullptr;
+  NESTSIM_HD void operator()(uint64_t c) const {
+    if (!(c < counts[kPairs] && c < r.pair_capacity)) return;
+    const int k = r.pair_rule[c];
+    if (restructures[k]) atomic_fetch_add(&counts[kRestructuring], 1ull);
+    if (r.rules[k].fusion) atomic_fetch_add(&counts[kFusions], 1ull);
+  }
+};
+// The births (the scan's total) into the counts.
+struct CopyBirths {
+  const uint32_t* rank = nullptr;
+  uint32_t used = 0;
+  unsigned long long* counts = nullptr;
+  NESTSIM_HD void operator()(uint32_t) const { counts[kBirths] = rank[used]; }
+};
+// birth[used] = 0 (the scan's last term) and the counts zeroed, without a copy from the
+// host.
+struct ResetCounts {
+  uint32_t* birth = nullptr;
+  uint32_t used = 0;
+  unsigned long long* counts = nullptr;
+  NESTSIM_HD void operator()(uint32_t) const {
+    birth[used] = 0u;
+    for (int c = 0; c < kCounts; ++c) counts[c] = 0ull;
+  }
+};
+
+}  // namespace
+
+// The host waits once: the counts read back together after the claims, before anything
+// changes a body. When the pair candidates overflowed their buffer, the buffers grow and
+// the step's candidates are found again (the same: they depend on the step's random
+// words and the positions alone).
 Reactions::Outcome Reactions::react(ReactionView& r, BodyState& s, NeighbourLists& lists,
                                     uint64_t& next_id, uint64_t step) {
   Outcome o;
   const uint32_t used = s.used;
-  for_each_slot(used, UniCandidates{r});
-  if (table_.pair_rules && lists.entries() > 0) {
-    for (;;) {
-      pair_counter_[0] = 0ull;
-      r.pair_capacity = pair_a_.size();
+  unsigned long long* counts = raw(counts_);
+  const bool pairs = table_.pair_rules && lists.entries() > 0;
+  unsigned long long got[kCounts];
+  for (;;) {
+    for_each_slot(1, ResetCounts{raw(birth_), used, counts});
+    for_each_slot(used, UniCandidates{r});
+    r.pair_count = counts + kPairs;
+    r.pair_capacity = pair_a_.size();
+    if (pairs) {
       for_each_index(lists.entries(), PairCandidates{r});
-      o.pairs = pair_counter_[0];
-      if (o.pairs <= pair_a_.size()) break;
-      for (auto* b : {&pair_a_, &pair_b_}) b->resize(std::size_t(2 * o.pairs));
-      pair_rule_.resize(std::size_t(2 * o.pairs));
-      r.pair_a = raw(pair_a_);
-      r.pair_b = raw(pair_b_);
-      r.pair_rule = raw(pair_rule_);
+      // Candidates were appended in any order; nothing depends on it: the claims are
+      // maxima and the winning events touch disjoint bodies.
+      for_each_index(r.pair_capacity, ClaimCounted{r});
     }
-    // Candidates were appended in any order; nothing depends on it: the claims are
-    // maxima and the winning events touch disjoint bodies.
-    for_each_index(o.pairs, ClaimPairs{r});
+    for_each_slot(used, UniWinner{r});
+    thrust::exclusive_scan(nestsim::detail::policy(alloc_), birth_.begin(),
+                           birth_.begin() + used + 1, birth_rank_.begin(), 0u);
+    for_each_slot(1, CopyBirths{raw(birth_rank_), used, counts});
+    for_each_slot(used, CountWinners{r, raw(restructures_), counts});
+    if (pairs) for_each_index(r.pair_capacity, CountPairKinds{r, raw(restructures_), counts});
+    count_host_sync();  // the counts come back together
+    thrust::copy_n(counts_.begin(), kCounts, got);
+    if (got[kPairs] <= pair_a_.size()) break;
+    for (auto* b : {&pair_a_, &pair_b_}) b->resize(std::size_t(2 * got[kPairs]));
+    pair_rule_.resize(std::size_t(2 * got[kPairs]));
+    r.pair_a = raw(pair_a_);
+    r.pair_b = raw(pair_b_);
+    r.pair_rule = raw(pair_rule_);
   }
-  birth_[used] = 0u;
-  for_each_slot(used, UniWinner{r});
-  thrust::exclusive_scan(nestsim::detail::policy(alloc_), birth_.begin(),
-                         birth_.begin() + used + 1, birth_rank_.begin(), 0u);
-  o.births = birth_rank_[used];
+  o.pairs = got[kPairs];
+  o.births = uint32_t(got[kBirths]);
+  o.restructuring = got[kRestructuring];
+  o.fusions = got[kFusions];
+  o.buds = got[kBuds];
   if (o.births > 0) {
     const uint32_t last = s.gather_free_slots(free_slots_, o.births, "new bodies", step);
     r.free_slots = raw(free_slots_);
@@ -115,6 +196,7 @@ Reactions::Outcome Reactions::react(ReactionView& r, BodyState& s, NeighbourList
 }
 
 unsigned long long Reactions::restructuring_events() const {
+  count_host_sync();  // the event counts come back
   thrust::host_vector<unsigned long long> e(events_.begin(), events_.end());
   unsigned long long total = 0;
   for (std::size_t k = 0; k < e.size(); ++k)
@@ -122,9 +204,12 @@ unsigned long long Reactions::restructuring_events() const {
   return total;
 }
 
-bool Reactions::changed_lists(uint32_t births) {
+bool Reactions::changed_lists(const Outcome& o) {
+  // Without a candidate of a restructuring rule no such event happened (births are
+  // events of one): the counts are not read.
+  if (o.restructuring == 0 && o.births == 0) return false;
   const unsigned long long seen = restructuring_events();
-  const bool changed = births > 0 || seen != events_seen_;
+  const bool changed = o.births > 0 || seen != events_seen_;
   events_seen_ = seen;
   return changed;
 }
