@@ -1,9 +1,11 @@
 // Crowded cells of near-concentric shells (broadphase/src/hsx/shell_cells.cuh): the
 // families they exist for (concentric, near-concentric, a cell full of nested vesicles,
-// a stack among more lysosomes than a cell has anchors) in 2D and 3D, float and double, open and periodic, with and without a skin, against the
-// brute-force reference (reference.h): the grid forced (the GPU's default takes all pairs
+// a stack among more lysosomes than a cell has anchors, clouds of ILVs) in 2D and 3D,
+// float and double, open and periodic, with and without a skin, against the brute-force
+// reference (reference.h): the grid forced (the GPU's default takes all pairs
 // below 15000 bodies), its pairs in the order found, and the automatic choice; on one
-// configuration per family also the old walk (shell cells off) and solid spheres.
+// configuration per family also the old walk (shell cells off) and solid spheres; every
+// configuration also with the small members searched by boxes (hsx.shell_small_boxes).
 // test_broadphase_paths forces shell cells on every scene family of scene_cases.h.
 #include <doctest/doctest.h>
 
@@ -73,12 +75,65 @@ scenes::Scene crowded_lysosomes(int dim) {
   return s;
 }
 
+// A stack of 60 shells among 12 lysosomes of radius 14 holding 400 ILVs each (radius 0.5
+// to 1, wall 0.3 r; in 2D 150 ILVs in a disc of radius 12): clouds of small members
+// several blocks long (hsx.shell_small_boxes searches them by boxes), ILVs that touch
+// across a block's edge, and one lysosome at the box's corner, so that on a periodic box
+// its ILVs wrap around every axis.
+scenes::Scene ilv_clouds(int dim) {
+  std::mt19937_64 rng(29);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  auto in_ball = [&](const double* c, double radius, double* out) {
+    double u[3], n2;
+    do {
+      for (double& v : u) v = 2 * unit(rng) - 1;
+      if (dim == 2) u[2] = 0;
+      n2 = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
+    } while (n2 > 1);
+    for (int a = 0; a < 3; ++a) out[a] = c[a] + radius * u[a];
+  };
+  scenes::Scene s;
+  s.domain.dim = dim;
+  const double centre[3] = {200, 200, dim == 3 ? 200.0 : 0.0};
+  for (int i = 1; i <= 60; ++i) {
+    double x[3];
+    in_ball(centre, 0.3, x);
+    s.bodies.push_back(x[0], x[1], x[2], 2.0 * i, unit(rng) < 0.05 ? 1.8 : 0.5);
+  }
+  const double lysosome = dim == 3 ? 14.0 : 12.0;
+  const int ilvs = dim == 3 ? 400 : 150;
+  for (int l = 0; l < 12; ++l) {
+    double c[3] = {0, 0, 0};  // the first at the box's corner
+    if (l > 0) {
+      do in_ball(centre, 190, c);
+      while (std::hypot(c[0] - centre[0], c[1] - centre[1], c[2] - centre[2]) < 137);
+    }
+    s.bodies.push_back(c[0], c[1], c[2], lysosome, 1.0);
+    for (int i = 0; i < ilvs; ++i) {
+      double x[3];
+      in_ball(c, lysosome - 1.5, x);
+      const double r = 0.5 + 0.5 * unit(rng);
+      s.bodies.push_back(x[0], x[1], x[2], r, 0.3 * r);
+      if (i % 50 == 0) {  // a twin touching it exactly along x
+        const double r2 = 0.5;
+        s.bodies.push_back(x[0] + r + r2, x[1], x[2], r2, 0.3 * r2);
+      }
+    }
+  }
+  for (int a = 0; a < 3; ++a) {
+    s.domain.lo[a] = 0;
+    s.domain.size[a] = a < dim ? 400 : 0;
+  }
+  return s;
+}
+
 std::vector<Family> families() {
   return {
       {"concentric", [](int dim) { return scenes::concentric(scaled(1000), dim); }},
       {"near-concentric", [](int dim) { return scenes::near_concentric(scaled(1000), dim, 7); }},
       {"nested", [](int dim) { return scenes::nested(scaled(3000), dim, 11); }},
       {"crowded lysosomes", crowded_lysosomes},
+      {"ILV clouds", ilv_clouds},
   };
 }
 
@@ -100,6 +155,16 @@ void check_scene(const std::string& name, const scenes::Scene& scene, double ski
   BroadphaseOptions automatic = o;
   automatic.hsx_small_n = -1;
   check_method(label + " / automatic", bodies, automatic, reference);
+  // The small members in space order, searched by boxes (the default blocks, and blocks
+  // of 4: second-level boxes of 64 members, several per lysosome).
+  BroadphaseOptions boxes = o;
+  boxes.tuning.hsx.shell_small_boxes = true;
+  check_method(label + " / small members by boxes", bodies, boxes, reference);
+  boxes.tuning.hsx.shell_block = 4;
+  check_method(label + " / small members by boxes of 4", bodies, boxes, reference);
+  boxes.sort_pairs = false;
+  check_method(label + " / small members by boxes, pairs in the order found", bodies, boxes,
+               reference);
   if (!more) return;
   BroadphaseOptions off = o;
   off.tuning.hsx.shell_min_bodies = 0;
@@ -140,5 +205,9 @@ TEST_CASE("nested shells: the scenes hold what they promise") {
     const scenes::Scene l = crowded_lysosomes(dim);
     CHECK(l.bodies.size() == 120 + 24 * 41);
     CHECK(reference_pairs(l.bodies, options_for(l, Overlap::hollow, Method::hsx)).size() > 100);
+    const scenes::Scene v = ilv_clouds(dim);
+    const std::size_t ilvs = dim == 3 ? 400 : 150;
+    CHECK(v.bodies.size() == 60 + 12 * (1 + ilvs + ilvs / 50));
+    CHECK(reference_pairs(v.bodies, options_for(v, Overlap::hollow, Method::hsx)).size() > 200);
   }
 }

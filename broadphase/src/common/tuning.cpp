@@ -65,6 +65,7 @@ const Field kFields[] = {
     NESTSIM_TUNING_FIELD(hsx, shell_max_overlap),
     NESTSIM_TUNING_FIELD(hsx, shell_block),
     NESTSIM_TUNING_FIELD(hsx, shell_block_walker),
+    NESTSIM_TUNING_FIELD(hsx, shell_small_boxes),
     NESTSIM_TUNING_FIELD(hsx, direct_chunk),
     NESTSIM_TUNING_FIELD(hsx, columns_per_task),
     NESTSIM_TUNING_FIELD(hsx, adapt_task_columns),

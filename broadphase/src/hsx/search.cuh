@@ -109,6 +109,9 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
       v.shell_first = shells.first;
       if (shells.block_shift >= 0) {
         v.shell_block = raw(shells.blocks);
+        v.shell_fanout = raw(shells.fanout);
+        v.shell_fine = raw(shells.fine);
+        v.shell_fine_shift = shells.fine_shift;
         v.shell_block_shift = shells.block_shift;
         v.shell_block_walker = tuning.hsx.shell_block_walker;
       }

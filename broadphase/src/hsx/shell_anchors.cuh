@@ -138,7 +138,7 @@ struct SetAnchor {
     for (int a = 0; a < 3; ++a) c.centre[anchor][a] = double(largest[k].x[a]);
     c.lo[anchor] = DBL_MAX;  // no members until SetHull: skipped by every walker
     c.hi[anchor] = -DBL_MAX;
-    c.begin[anchor] = c.wide[anchor] = c.end[anchor] = 0;
+    c.begin[anchor] = c.wide[anchor] = c.small[anchor] = c.end[anchor] = 0;
     if (anchor == 0) {
       c.largest = largest[k].r;
       c.smallest = largest[k].smallest;
@@ -235,8 +235,8 @@ struct MarkShellCells {
 };
 
 // The sort key of sorted position t: (global bucket << 32) | its low half in a shell
-// cell (anchor, interval start or wide), 0 elsewhere. Buckets keep their order (within a
-// bucket no walk depends on it).
+// cell (anchor, then interval start, wide or small: shell_part), 0 elsewhere. Buckets
+// keep their order (within a bucket no walk depends on it).
 template <class Real>
 struct ShellSortKey {
   SortedBodies<Real> s;
@@ -244,6 +244,7 @@ struct ShellSortKey {
   const ShellCell* cells;
   uint64_t offset;
   uint32_t first;
+  bool small_part;  // small members apart, in space order (the blocks' boxes search them)
   uint64_t* keys;
   NESTSIM_HD void operator()(uint32_t k) const {
     const uint32_t t = first + k;
@@ -256,12 +257,47 @@ struct ShellSortKey {
         Real x[3] = {0, 0, 0};
         const Real r = s.load(t, x);
         const Anchored b = best_anchor(space, x, r, s.thickness(t), c, c.anchors);
-        low = (b.anchor << kAnchorShift) |
-              (b.k.hi - b.k.lo > c.cap ? kShellWideLow : shell_order(b.k.lo) >> kOrderShift);
+        low = (b.anchor << kAnchorShift) | shell_part(b.k, double(r), c.cap, small_part);
       }
     }
     keys[k] = (bucket << 32) | low;
   }
+};
+
+// Whether a sort key is a small member's (ShellSortKey): their space order is then sorted
+// first (SpaceKey), and the sort by keys keeps it.
+struct IsSmallKey {
+  NESTSIM_HD bool operator()(uint64_t key) const {
+    return (uint32_t(key) & kShellPartMask) == kShellSmallLow;
+  }
+};
+// Position k's space order (space_order) for a small member, 0 for the others.
+template <class Real>
+struct SpaceKey {
+  SortedBodies<Real> s;
+  Space<Real> space;
+  const ShellCell* cells;
+  uint64_t offset;
+  uint32_t first;
+  const uint64_t* keys;
+  uint64_t* out;
+  NESTSIM_HD void operator()(uint32_t k) const {
+    out[k] = 0;
+    if (!IsSmallKey{}(keys[k])) return;
+    const uint32_t t = first + k;
+    const ShellCell& c = cells[(keys[k] >> 32) - offset];
+    Real x[3] = {0, 0, 0};
+    s.load(t, x);
+    out[k] = space_order(space, s.groups[s.group(t)].grid, x, c.centre[0]);
+  }
+};
+// out[k] = keys[order[k] - first]: the sort keys in the space order's permutation.
+struct GatherKeys {
+  const uint64_t* keys;
+  const uint32_t* order;
+  uint32_t first;
+  uint64_t* out;
+  NESTSIM_HD void operator()(uint32_t k) const { out[k] = keys[order[k] - first]; }
 };
 
 // After the sort: each anchor's hull of intervals and its members' sorted positions,
@@ -270,7 +306,8 @@ struct ShellSortKey {
 // the anchor's own positions.
 struct HullSpan {
   RadialInterval k;
-  uint32_t begin, wide, end;  // wide: the first wide member's position, or ~0u: none
+  // wide, small: the first wide (small) member's position, or ~0u: none
+  uint32_t begin, wide, small, end;
 };
 template <class Real>
 struct HullOf {
@@ -283,13 +320,13 @@ struct HullOf {
   NESTSIM_HD HullSpan operator()(uint32_t k) const {
     const uint32_t t = first + k;
     const ShellCell& c = cells[(keys[k] >> 32) - offset];
-    if (!(c.cap >= 0)) return {{0, 0}, t, ~0u, t + 1};  // keys[k] > 0 only in shell cells
+    if (!(c.cap >= 0)) return {{0, 0}, t, ~0u, ~0u, t + 1};  // keys[k] > 0 only in shell cells
     Real x[3] = {0, 0, 0};
     const Real r = s.load(t, x);
     const uint32_t low = uint32_t(keys[k]);
-    const bool wide = (low & kShellWideLow) == kShellWideLow;
+    const uint32_t part = low & kShellPartMask;
     return {radial_interval(space, x, r, s.thickness(t), c.centre[low >> kAnchorShift]), t,
-            wide ? t : ~0u, t + 1};
+            part == kShellWideLow ? t : ~0u, part == kShellSmallLow ? t : ~0u, t + 1};
   }
 };
 struct HullKey {
@@ -301,6 +338,7 @@ struct MergeHull {
     return {{b.k.lo < a.k.lo ? b.k.lo : a.k.lo, b.k.hi > a.k.hi ? b.k.hi : a.k.hi},
             b.begin < a.begin ? b.begin : a.begin,
             b.wide < a.wide ? b.wide : a.wide,
+            b.small < a.small ? b.small : a.small,
             b.end > a.end ? b.end : a.end};
   }
 };
@@ -321,7 +359,8 @@ struct SetHull {
     c.hi[a] = h.k.hi;
     c.begin[a] = h.begin;
     c.end[a] = h.end;
-    c.wide[a] = h.wide < h.end ? h.wide : h.end;
+    c.small[a] = h.small < h.end ? h.small : h.end;
+    c.wide[a] = h.wide < c.small[a] ? h.wide : c.small[a];
   }
 };
 
@@ -352,5 +391,29 @@ struct BlockBounds {
     blocks[k] = b;
   }
 };
+// Box k of the level above: the union of boxes [k 2^shift, (k + 1) 2^shift) cut at
+// `count`.
+template <class Real>
+struct MergeBounds {
+  const ShellBlock<Real>* blocks;
+  uint32_t count;
+  int shift;
+  ShellBlock<Real>* out;
+  NESTSIM_HD void operator()(uint32_t k) const {
+    const uint32_t from = k << shift;
+    const uint32_t to = count - from < (1u << shift) ? count : from + (1u << shift);
+    ShellBlock<Real> b = blocks[from];
+    for (uint32_t j = from + 1; j < to; ++j) {
+      const ShellBlock<Real>& o = blocks[j];
+      b.radius = o.radius > b.radius ? o.radius : b.radius;
+      for (int a = 0; a < 3; ++a) {
+        b.lo[a] = o.lo[a] < b.lo[a] ? o.lo[a] : b.lo[a];
+        b.hi[a] = o.hi[a] > b.hi[a] ? o.hi[a] : b.hi[a];
+      }
+    }
+    out[k] = b;
+  }
+};
 
 }  // namespace nestsim::detail
+

@@ -11,13 +11,18 @@
 //   rho_i - r_i <= rho_j + r_j,   l_i - rho_i <= rho_j + r_j   (and with i, j swapped).
 // Each member goes with the anchor that gives it the thinnest interval. A shell cell
 // keeps the members of each anchor sorted by the start of K, those whose K is wider than
-// the cell's cap w (a large body far from every anchor) last, and a walk that reaches
-// the cell tests, per anchor, only the members whose K can meet its own (K_lo in
+// the cell's cap w (a large body far from every anchor) after them, and a walk that
+// reaches the cell tests, per anchor, only the members whose K can meet its own (K_lo in
 // [K_lo,x - w, K_hi,x]: binary searches) and the wide ones, whatever the walker (a
 // member, a neighbour, a large body's rim walk). Nested shells have K = [l - rho,
 // r + rho] about their stack's anchor, as thin as their walls when their centres are
-// close; small bodies have K = [rho - r, rho + r] about any anchor, as thin as they are:
-// output-sensitive where the members' intervals are thin against their spread.
+// close: output-sensitive where the members' intervals are thin against their spread.
+// Small bodies that do not surround their anchor (rho >= r: K = [rho - r, rho + r], the
+// ILVs of a lysosome) go last, in the space order of their centres (Morton order within
+// the cell): a radial cut keeps a spherical slab of such a cloud (hundreds of ILVs per
+// ILV), boxes of consecutive members in space order keep the few near the walker. A walk
+// tests them through two levels of boxes (ShellBlock: blocks of shell_block members and
+// blocks of kShellFanout blocks), whatever the walker.
 //
 // The anchors, greedily: the largest member; then, up to kShellAnchors, the largest
 // member that no anchor yet serves (its interval about each is wider than a quarter of
@@ -72,9 +77,10 @@ constexpr uint32_t kShellAnchors = 16;
 struct ShellCell {
   double centre[kShellAnchors][3];
   double lo[kShellAnchors], hi[kShellAnchors];  // the hull of each anchor's intervals
-  // Each anchor's members: sorted positions [begin, end), the wide ones from `wide` on
-  // (the walks' searches run within an anchor's part of the cell, not the whole cell).
-  uint32_t begin[kShellAnchors], wide[kShellAnchors], end[kShellAnchors];
+  // Each anchor's members: sorted positions [begin, end), the wide ones from `wide` on,
+  // the small ones in space order from `small` on (the walks' searches run within an
+  // anchor's part of the cell, not the whole cell).
+  uint32_t begin[kShellAnchors], wide[kShellAnchors], small[kShellAnchors], end[kShellAnchors];
   uint32_t anchors;
   double largest;   // the first anchor's radius
   double smallest;  // the cell's smallest member's radius
@@ -93,13 +99,23 @@ constexpr double kShellContainer = 8;
 // small body's, 2 r about every anchor): the body goes with the nearest.
 constexpr double kShellTie = 0x1p-40;
 
-// The sort key's low half in a shell cell: anchor << 29 | the interval's start
-// (shell_order >> kOrderShift), or kShellWideLow for a wide member.
+// The sort key's low half in a shell cell: anchor << kAnchorShift | the interval's start
+// (shell_order >> kOrderShift), kShellWideLow for a wide member, kShellSmallLow for a
+// small one (whose order within the anchor is its centre's space order, SpaceKey).
 constexpr int kAnchorShift = 28;
 constexpr int kOrderShift = 32 - kAnchorShift;
 static_assert(kShellAnchors <= (1u << kOrderShift), "anchor numbers fit the key's top bits");
-constexpr uint32_t kShellWideLow = (1u << kAnchorShift) - 1;
+constexpr uint32_t kShellPartMask = (1u << kAnchorShift) - 1;  // the low half less the anchor
+constexpr uint32_t kShellSmallLow = kShellPartMask;
+constexpr uint32_t kShellWideLow = kShellPartMask - 1;
 constexpr uint32_t kShellOrderMax = 0x7f800000u >> kOrderShift;  // +inf's
+static_assert(kShellOrderMax < kShellWideLow, "interval starts sort before the wide members");
+// A level-2 box covers kShellFanout blocks (ShellBlock).
+constexpr uint32_t kShellFanout = 16;
+constexpr int kShellFanoutShift = 4;
+static_assert(kShellFanout == 1u << kShellFanoutShift, "the fan-out is a power of 2");
+// A fine block (the small members' third level of boxes) is a block / 2^kShellFineShift.
+constexpr int kShellFineShift = 2;
 
 // Whether a group's cells are checked: gated on the host, and a dense grid (a cell's
 // number is its bucket; fit_radix_passes may have hashed the table since).
@@ -142,9 +158,47 @@ NESTSIM_HD inline RadialInterval radial_interval(const Space<Real>& space, const
   return {lo, rho + rr};
 }
 
-// A block of a shell cell's sorted members (HsxTuning::shell_block of them, aligned in
-// the sorted order from the first member of a checked group): the box of their centres
-// and their largest radius. Walker (x, r, q) and member (y, r_b, q_b) intersect by the
+// The part of its anchor's members that a member with interval k about that anchor
+// (radius r) sorts into: the wide ones (k wider than the cell's cap), the small ones
+// (rho >= r, so that k = [rho - r, rho + r]: it does not surround the anchor) where
+// `small_part`, else the interval's start.
+NESTSIM_HD inline uint32_t shell_part(const RadialInterval& k, double r, double cap,
+                                      bool small_part) {
+  if (k.hi - k.lo > cap) return kShellWideLow;
+  if (small_part && k.hi >= 2.0 * r) return kShellSmallLow;
+  return shell_order(k.lo) >> kOrderShift;
+}
+
+// The Morton order of a small member's centre x within its cell (21 bits an axis, over
+// twice the cell's width about its first anchor c, the minimum image on periodic axes):
+// only an order, so that consecutive members lie close (the boxes of ShellBlock stay
+// small); any order would keep the pairs.
+NESTSIM_HD inline uint64_t spread_bits3(uint64_t v) {
+  v &= 0x1fffffu;
+  v = (v | v << 32) & 0x1f00000000ffffull;
+  v = (v | v << 16) & 0x1f0000ff0000ffull;
+  v = (v | v << 8) & 0x100f00f00f00f00full;
+  v = (v | v << 4) & 0x10c30c30c30c30c3ull;
+  v = (v | v << 2) & 0x1249249249249249ull;
+  return v;
+}
+template <class Real>
+NESTSIM_HD inline uint64_t space_order(const Space<Real>& space, const GridSpec& grid,
+                                       const Real* x, const double* c) {
+  uint64_t code = 0;
+  for (int a = 0; a < space.dim; ++a) {
+    const double d =
+        minimum_image(double(x[a]) - c[a], double(space.edge[a]), double(space.inv_edge[a]));
+    double u = (d * grid.inv_width[a] + 1.0) * 0x1p20;
+    u = u > 0 ? (u < 0x1p21 - 1 ? u : 0x1p21 - 1) : 0;  // NaN: 0
+    code |= spread_bits3(uint64_t(u)) << a;
+  }
+  return code;
+}
+
+// A block of a shell cell's sorted members (HsxTuning::shell_block of them, or
+// kShellFanout blocks at the second level, aligned in the sorted order from the first
+// member of a checked group): the box of their centres and their largest radius. Walker (x, r, q) and member (y, r_b, q_b) intersect by the
 // exact test only where |x - y| <= r + r_b and |x - y| >= (r - q) - r_b (predicates.h,
 // equations (1)-(2)); with d_min and d_max the walker's nearest and farthest distance to
 // the box (minimum image on periodic axes: the circle's distance obeys the triangle

@@ -20,7 +20,9 @@ struct ShellCut {
   const uint64_t* keys;    // the sort keys, indexed by sorted position - key_first
   uint32_t key_first;
   const ShellBlock<Real>* blocks;  // by (sorted position - key_first) >> block_shift; or null
-  int block_shift;
+  const ShellBlock<Real>* fanout;  // by (sorted position - key_first) >> fanout_shift
+  const ShellBlock<Real>* fine;    // by (sorted position - key_first) >> fine_shift
+  int block_shift, fanout_shift, fine_shift;
   double block_walker;     // HsxTuning::shell_block_walker
   const Space<Real>& space;
   double slack;            // two rounding pads
@@ -54,7 +56,8 @@ struct ShellCut {
   }
 
   // Anchor a's members within [t, end) whose intervals may meet the walker's: starts in
-  // [K_lo - cap, K_hi] (widened by the slack), and the wide ones.
+  // [K_lo - cap, K_hi] (widened by the slack), the wide ones, and the small ones in the
+  // boxes that the walker may meet.
   NESTSIM_HD void cut(const ShellCell& c, uint32_t a, uint32_t t, uint32_t end) {
     const RadialInterval k = radial_interval(space, x, r, q, c.centre[a]);
     if (c.lo[a] > k.hi + slack || c.hi[a] < k.lo - slack) return;  // none can meet it
@@ -62,12 +65,58 @@ struct ShellCut {
     const uint32_t base = a << kAnchorShift;
     const uint32_t key_lo = base | (shell_order(k.lo - c.cap - slack) >> kOrderShift);
     const uint32_t key_hi = base | (hi == hi ? shell_order(hi) >> kOrderShift : kShellOrderMax);
-    const uint32_t wide = c.wide[a];
+    const uint32_t wide = c.wide[a], small = c.small[a];
     const uint32_t from = first_above(c.begin[a], wide, key_lo, true);
     const uint32_t to = first_above(from, wide, key_hi, false);
     const bool blocked = blocks && k.hi - k.lo > block_walker * c.cap;
     emit(from, to, t, end, blocked);
-    emit(wide, c.end[a], t, end, blocked);
+    emit(wide, small, t, end, blocked);
+    if (small < c.end[a]) boxes(small, c.end[a], t, end);
+  }
+  // The small members [from, to) within [t, end), through three levels of boxes: those
+  // of kShellFanout blocks, of a block, of a fine block (ShellCells::fine_shift); each
+  // level tested only within the boxes above it that the walker may meet.
+  NESTSIM_HD void boxes(uint32_t from, uint32_t to, uint32_t t, uint32_t end) {
+    if (from < t) from = t;
+    if (to > end) to = end;
+    if (!blocks) {  // (ShellSortKey sets no small part without blocks)
+      if (from < to) body.range(from, to);
+      return;
+    }
+    uint32_t run = from;  // the pending run of kept members
+    while (from < to) {
+      const uint32_t k2 = (from - key_first) >> fanout_shift;
+      const uint32_t stop2 = box_end(k2, fanout_shift, to);
+      if (!block_may_meet(space, fanout[k2], x, r, q, slack)) {
+        if (run < from) body.range(run, from);
+        from = run = stop2;
+        continue;
+      }
+      while (from < stop2) {
+        const uint32_t k1 = (from - key_first) >> block_shift;
+        const uint32_t stop1 = box_end(k1, block_shift, stop2);
+        if (!block_may_meet(space, blocks[k1], x, r, q, slack)) {
+          if (run < from) body.range(run, from);
+          from = run = stop1;
+          continue;
+        }
+        while (from < stop1) {
+          const uint32_t k0 = (from - key_first) >> fine_shift;
+          const uint32_t stop0 = box_end(k0, fine_shift, stop1);
+          if (!block_may_meet(space, fine[k0], x, r, q, slack)) {
+            if (run < from) body.range(run, from);
+            run = stop0;
+          }
+          from = stop0;
+        }
+      }
+    }
+    if (run < to) body.range(run, to);
+  }
+  // The end of box k of 2^shift members, or `to` if sooner.
+  NESTSIM_HD uint32_t box_end(uint32_t k, int shift, uint32_t to) const {
+    const uint64_t e = uint64_t(key_first) + (uint64_t(k + 1) << shift);
+    return e < to ? uint32_t(e) : to;
   }
   // Candidates [from, to) within [t, end), less the blocks that hold no partner where
   // `blocked`.
@@ -117,7 +166,7 @@ struct MaxMembers {
 template <class Real>
 struct ShellCells {
   thrust::device_vector<ShellCell> cells;
-  thrust::device_vector<uint64_t> keys, segment_keys;
+  thrust::device_vector<uint64_t> keys, segment_keys, space_keys;
   thrust::device_vector<Largest<Real>> largest;
   thrust::device_vector<Spread> spread;
   thrust::device_vector<HullSpan> hull;
@@ -125,7 +174,10 @@ struct ShellCells {
   thrust::device_vector<uint8_t> served;               // MarkServed's, by position - first
   thrust::device_vector<BodyRecord<Real>> moved;       // the records in their new order
   thrust::device_vector<ShellBlock<Real>> blocks;      // of the sorted members (shell_block)
+  thrust::device_vector<ShellBlock<Real>> fanout;      // of kShellFanout blocks each
+  thrust::device_vector<ShellBlock<Real>> fine;        // of 2^fine_shift members each
   int block_shift = -1;  // log2 of shell_block; -1: no blocks
+  int fine_shift = 0;    // log2 of a fine block's members: a quarter block (kShellFineShift)
   uint64_t offset = 0;   // global bucket of cells[0]
   uint32_t first = 0;    // sorted position of keys[0]
 
@@ -198,17 +250,27 @@ struct ShellCells {
         segment_keys.begin(), spread.begin(), thrust::equal_to<uint64_t>(), MergeSpread());
     for_each_index(segments, MarkShellCells{groups, raw(segment_keys), raw(spread), raw(cells),
                                             offset, t.shell_min_bodies, t.shell_max_overlap});
-    for_each_index(count, ShellSortKey<Real>{s, space, raw(cells), offset, first, raw(keys)});
+    // The small members apart where their boxes search them.
+    bool small_part = t.shell_small_boxes && t.shell_block > 0;
+    for_each_index(count, ShellSortKey<Real>{s, space, raw(cells), offset, first, small_part,
+                                             raw(keys)});
     // The records follow a permutation (4-byte values in the sort, one gather of records):
     // no temporary array of the over-aligned records.
     ensure_size(order, count);
     ensure_size(moved, count);
     thrust::sequence(exec, order.begin(), order.begin() + count, first);
-#if defined(NESTSIM_BACKEND_CUDA)
-    thrust::sort_by_key(exec, keys.begin(), keys.begin() + count, order.begin());
-#else  // OpenMP's merges allocate inside their parallel region: not from `exec`'s cache
-    thrust::sort_by_key(nosync(), keys.begin(), keys.begin() + count, order.begin());
-#endif
+    // Small members: sorted by space order first, then stably by key, so that each
+    // anchor's small part ends in space order (the keys' 32 low bits hold no room for it).
+    small_part = small_part && thrust::any_of(exec, keys.begin(), keys.begin() + count, IsSmallKey{});
+    if (small_part) {
+      ensure_size(space_keys, count);
+      for_each_index(count, SpaceKey<Real>{s, space, raw(cells), offset, first, raw(keys),
+                                           raw(space_keys)});
+      sort_keys(exec, space_keys, count);
+      for_each_index(count, GatherKeys{raw(keys), raw(order), first, raw(space_keys)});
+      keys.swap(space_keys);
+    }
+    sort_keys(exec, keys, count);
     for_each_index(count, GatherSorted<Real>{records, raw(order), raw(moved)});
     thrust::copy_n(exec, moved.begin(), count, thrust::device_pointer_cast(records + first));
     const thrust::counting_iterator<uint32_t> from(0);
@@ -227,9 +289,35 @@ struct ShellCells {
       while ((1u << block_shift) < t.shell_block) ++block_shift;
       const uint32_t block_count = uint32_t((uint64_t(count) + t.shell_block - 1) >> block_shift);
       ensure_size(blocks, block_count);
-      for_each_index(block_count, BlockBounds<Real>{s, first, count, block_shift, raw(blocks)});
+      if (!small_part) {  // blocks alone: no walker searches the other levels
+        for_each_index(block_count,
+                       BlockBounds<Real>{s, first, count, block_shift, raw(blocks)});
+        return true;
+      }
+      // Fine blocks from the records, blocks and second-level boxes from the level below.
+      fine_shift = block_shift > kShellFineShift ? block_shift - kShellFineShift : 0;
+      const uint32_t fine_count =
+          uint32_t((uint64_t(count) + (1u << fine_shift) - 1) >> fine_shift);
+      ensure_size(fine, fine_count);
+      for_each_index(fine_count, BlockBounds<Real>{s, first, count, fine_shift, raw(fine)});
+      for_each_index(block_count, MergeBounds<Real>{raw(fine), fine_count, block_shift - fine_shift,
+                                                   raw(blocks)});
+      const uint32_t fanout_count = (block_count + kShellFanout - 1) >> kShellFanoutShift;
+      ensure_size(fanout, fanout_count);
+      for_each_index(fanout_count, MergeBounds<Real>{raw(blocks), block_count, kShellFanoutShift,
+                                                    raw(fanout)});
     }
     return true;
+  }
+  // `order` sorted stably by the first `count` of `by` (a radix sort on the GPU).
+  template <class Policy>
+  void sort_keys(const Policy& exec, thrust::device_vector<uint64_t>& by, uint32_t count) {
+#if defined(NESTSIM_BACKEND_CUDA)
+    thrust::stable_sort_by_key(exec, by.begin(), by.begin() + count, order.begin());
+#else  // OpenMP's merges allocate inside their parallel region: not from `exec`'s cache
+    (void)exec;
+    thrust::stable_sort_by_key(nosync(), by.begin(), by.begin() + count, order.begin());
+#endif
   }
 };
 

@@ -40,7 +40,9 @@ struct GroupedView {
   const uint64_t* shell_key = nullptr;
   uint32_t shell_first = 0;
   const ShellBlock<Real>* shell_block = nullptr;  // by (sorted position - shell_first) >> shift
-  int shell_block_shift = 0;
+  const ShellBlock<Real>* shell_fanout = nullptr;  // blocks of kShellFanout blocks
+  const ShellBlock<Real>* shell_fine = nullptr;    // fine blocks, of 2^shell_fine_shift
+  int shell_block_shift = 0, shell_fine_shift = 0;
   double shell_block_walker = 0;  // HsxTuning::shell_block_walker
 
   // A walk's candidates cut at grp's shell cells: `body` wrapped for walker (x, r, q).
@@ -48,10 +50,24 @@ struct GroupedView {
   NESTSIM_HD ShellCut<Real, Body> shell_cut(const GroupGrid& grp, const Real* x, Real r, Real q,
                                             Body& body) const {
     const ShellCell* cells = shell_cell + (grp.bucket_base - shell_offset);
-    return ShellCut<Real, Body>{s,     grp,         cells, shell_key, shell_first,
-                                shell_block, shell_block_shift, shell_block_walker,
-                                space, 2.0 * pad,
-                                x,     r,           q,     body};
+    return ShellCut<Real, Body>{s,
+                                grp,
+                                cells,
+                                shell_key,
+                                shell_first,
+                                shell_block,
+                                shell_fanout,
+                                shell_fine,
+                                shell_block_shift,
+                                shell_block_shift + kShellFanoutShift,
+                                shell_fine_shift,
+                                shell_block_walker,
+                                space,
+                                2.0 * pad,
+                                x,
+                                r,
+                                q,
+                                body};
   }
 
   // The group of large item k: the last with item_base <= k (groups without large
