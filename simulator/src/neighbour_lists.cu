@@ -222,6 +222,12 @@ void NeighbourLists::attach(SlotView& v) {
 
 bool NeighbourLists::keep_valid(BodyState& state, const SlotView& v, uint64_t step,
                                 PhaseTimes& times) {
+  if (per_step_) {
+    // Per-step lists hold for one step's moves: rebuilt for these without asking the
+    // bound (no wait), each body's margin its proposed step.
+    rebuild(skin_, state, v, step, times, true);
+    return true;
+  }
   bound_moves(state, v, 0, times);
   return rebuild_if_outrun(1, state, v, step, times) >= 0;
 }

@@ -38,7 +38,8 @@ class NeighbourLists {
   void rebuild_after_events(BodyState& state, SlotView v, uint64_t step, PhaseTimes& times);
   // Rebuilds the lists at the current positions when the proposed moves (v.move) could
   // take a body more than half the skin from where they were built. Returns true when
-  // it did (the caller's views then need the new lists: attach()). One read-back.
+  // it did (the caller's views then need the new lists: attach()). One read-back; none
+  // with per-step lists (automatic margins at large steps), rebuilt at every call.
   bool keep_valid(BodyState& state, const SlotView& v, uint64_t step, PhaseTimes& times);
   // keep_valid in two parts, so that a step checks several proposals with one wait:
   // the bound of the proposed moves v.move into slot `slot` (0 or 1) on the device (no
