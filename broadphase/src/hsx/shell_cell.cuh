@@ -141,21 +141,32 @@ NESTSIM_HD inline uint32_t shell_order(double v) {
 struct RadialInterval {
   double lo, hi;
 };
+// The squared distance rho^2 of x from c (the minimum image on periodic axes), and the
+// interval from it.
 template <class Real>
-NESTSIM_HD inline RadialInterval radial_interval(const Space<Real>& space, const Real* x, Real r,
-                                                 Real q, const double* c) {
-  using std::sqrt;
+NESTSIM_HD inline double radial_distance2(const Space<Real>& space, const Real* x,
+                                          const double* c) {
   double d2 = 0;
   for (int a = 0; a < space.dim; ++a) {
     const double d =
         minimum_image(double(x[a]) - c[a], double(space.edge[a]), double(space.inv_edge[a]));
     d2 += d * d;
   }
+  return d2;
+}
+template <class Real>
+NESTSIM_HD inline RadialInterval radial_interval_of(double d2, Real r, Real q) {
+  using std::sqrt;
   const double rho = sqrt(d2), rr = double(r), lumen = double(r) - double(q);
   double lo = rho - rr;
   if (lumen - rho > lo) lo = lumen - rho;
   if (!(lo > 0)) lo = 0;
   return {lo, rho + rr};
+}
+template <class Real>
+NESTSIM_HD inline RadialInterval radial_interval(const Space<Real>& space, const Real* x, Real r,
+                                                 Real q, const double* c) {
+  return radial_interval_of(radial_distance2(space, x, c), r, q);
 }
 
 // The part of its anchor's members that a member with interval k about that anchor

@@ -59,7 +59,14 @@ struct ShellCut {
   // [K_lo - cap, K_hi] (widened by the slack), the wide ones, and the small ones in the
   // boxes that the walker may meet.
   NESTSIM_HD void cut(const ShellCell& c, uint32_t a, uint32_t t, uint32_t end) {
-    const RadialInterval k = radial_interval(space, x, r, q, c.centre[a]);
+    // Most anchors are rejected on rho^2 alone: rho - r > hi + slack puts the walker's
+    // interval past the anchor's hull, rho + r < lo - slack before it (the factors keep
+    // the rounding of the squares on the side of testing).
+    const double d2 = radial_distance2(space, x, c.centre[a]);
+    const double past = c.hi[a] + double(r) + slack, before = c.lo[a] - slack - double(r);
+    if (past >= 0 && d2 > past * past * (1 + 0x1p-40)) return;
+    if (before > 0 && d2 * (1 + 0x1p-40) < before * before) return;
+    const RadialInterval k = radial_interval_of(d2, r, q);
     if (c.lo[a] > k.hi + slack || c.hi[a] < k.lo - slack) return;  // none can meet it
     const double hi = k.hi + slack;
     const uint32_t base = a << kAnchorShift;
