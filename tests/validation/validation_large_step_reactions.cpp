@@ -371,3 +371,49 @@ TEST_CASE("validation: A + B <-> C, K = kon / koff at large steps") {
   std::string why;
   CHECK_MESSAGE(ledger.ok(why), why);
 }
+
+// --- A -> 0 at large k dt ----------------------------------------------------------
+//
+//  large_decay_kdt{0.1,1,3}: 20000 immobile A with `rate:` k per us at dt 1 us, k dt = 0.1, 1, 3;
+//  the surviving fraction after n = max(1, round(1 / (k dt))) steps against exp(-k n dt)
+//  (the rule fires with probability 1 - exp(-k dt) per step: exact at any k dt; k dt as
+//  a probability would give 0.35, 0 and 0). se: binomial at the theory's fraction.
+TEST_CASE("validation: A -> 0 at large k dt") {
+  Ledger ledger;
+  for (uint64_t seed : seeds())
+    for (double kdt : {0.1, 1.0, 3.0}) {
+      char name[64];
+      std::snprintf(name, sizeof name, "large_decay_kdt%g", kdt);
+      const Timer timer(name, seed);
+      const int n = 20000;
+      const uint64_t steps = uint64_t(std::max(1L, std::lround(1 / kdt)));
+      std::ostringstream os;
+      os.precision(17);
+      os << "nestsim: 1\nunits: {length: nm, time: us}\n"
+         << "box: {size: [200, 200, 200], boundary: periodic}\n"
+         << "simulation: {dt: 1, steps: " << steps << ", seed: " << stream(seed, 21) << "}\n"
+         << "species:\n  A: {radius: 0.5, diffusion: 0}\n"  // fixed: no lists to build
+         << "interactions: {contacts: none}\n"
+         << "place:\n  - {species: A, at: [1, 1, 1]}\n"  // the bodies: uniform, set below
+         << "reactions:\n  - {name: decay, rule: A -> 0, rate: " << kdt << " /us}\n";
+      const nestsim::io::Model model = nestsim::io::parse_model(os.str(), std::string(name) + ".yaml");
+      nestsim::sim::Setup setup = nestsim::io::make_setup(model);
+      setup.bodies.clear();
+      std::mt19937_64 rng(stream(seed, 22));
+      std::uniform_real_distribution<double> u(0, 200);
+      for (int i = 0; i < n; ++i) {
+        nestsim::sim::Body body;
+        body.kind = uint32_t(model.kind_index("A"));
+        body.position = {u(rng), u(rng), u(rng)};
+        setup.bodies.push_back(body);
+      }
+      setup.capacity = uint64_t(n) + 64;
+      nestsim::sim::Simulation sim(setup);
+      sim.run(steps);
+      const double left = double(count_kind(sim.frame(), uint32_t(model.kind_index("A")))) / n;
+      const double theory = std::exp(-kdt * double(steps));
+      ledger.add(name, left, theory, std::sqrt(theory * (1 - theory) / n), seed);
+    }
+  std::string why;
+  CHECK_MESSAGE(ledger.ok(why), why);
+}
