@@ -416,4 +416,3 @@ struct MergeBounds {
 };
 
 }  // namespace nestsim::detail
-

@@ -207,13 +207,14 @@ NESTSIM_HD inline uint64_t space_order(const Space<Real>& space, const GridSpec&
   return code;
 }
 
-// A block of a shell cell's sorted members (HsxTuning::shell_block of them, or
-// kShellFanout blocks at the second level, aligned in the sorted order from the first
-// member of a checked group): the box of their centres and their largest radius. Walker (x, r, q) and member (y, r_b, q_b) intersect by the
-// exact test only where |x - y| <= r + r_b and |x - y| >= (r - q) - r_b (predicates.h,
-// equations (1)-(2)); with d_min and d_max the walker's nearest and farthest distance to
-// the box (minimum image on periodic axes: the circle's distance obeys the triangle
-// inequality about the box's centre), a block holds no partner when d_min > r + R or
+// A block of a shell cell's sorted members (HsxTuning::shell_block of them; a quarter
+// block or kShellFanout blocks at the small members' other levels; aligned in the sorted
+// order from the first member of a checked group): the box of their centres and their
+// largest radius. Walker (x, r, q) and member (y, r_b, q_b) intersect by the exact test
+// only where |x - y| <= r + r_b and |x - y| >= (r - q) - r_b (predicates.h, equations
+// (1)-(2)); with d_min and d_max the walker's nearest and farthest distance to the box
+// (minimum image on periodic axes: the circle's distance obeys the triangle inequality
+// about the box's centre), a block holds no partner when d_min > r + R or
 // d_max < (r - q) - R. The slack (two rounding pads) keeps every pair the exact test
 // accepts.
 template <class Real>

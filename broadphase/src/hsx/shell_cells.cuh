@@ -268,7 +268,8 @@ struct ShellCells {
     thrust::sequence(exec, order.begin(), order.begin() + count, first);
     // Small members: sorted by space order first, then stably by key, so that each
     // anchor's small part ends in space order (the keys' 32 low bits hold no room for it).
-    small_part = small_part && thrust::any_of(exec, keys.begin(), keys.begin() + count, IsSmallKey{});
+    small_part =
+        small_part && thrust::any_of(exec, keys.begin(), keys.begin() + count, IsSmallKey{});
     if (small_part) {
       ensure_size(space_keys, count);
       for_each_index(count, SpaceKey<Real>{s, space, raw(cells), offset, first, raw(keys),
