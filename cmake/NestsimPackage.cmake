@@ -37,8 +37,9 @@ if(EXISTS /usr/bin/python3)
   endif()
 endif()
 # Beyond the linked libraries: the module needs numpy; the plots of `analyze --plot` and
-# `ensemble` run /usr/bin/python3 with matplotlib; nestsim.open reads with h5py.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "${nestsim_deb_python}, python3-numpy, python3-h5py")
+# `ensemble` run /usr/bin/python3 with matplotlib; nestsim.open reads through the module
+# (io::Trajectory), so h5py is the user's choice, not a dependency.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "${nestsim_deb_python}, python3-numpy")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3-matplotlib")
 set(CPACK_GENERATOR DEB)
 # cpack packages the build as it is (build the targets first, as above) rather than
