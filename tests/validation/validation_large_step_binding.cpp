@@ -27,7 +27,7 @@
 //  The geometry follows dt (the periodic-image limit, 17 sqrt(2 x 2D x dt) <= edge, and
 //  the step against K): at dt 0.01 and 0.1 us R = 3 nm, L = 30 nm; at dt 1 R = 10, L =
 //  60; at dt 10 R = 50, L = 360 (one K: a step of 14 nm against it). h = 0.5 nm (1 nm at
-//  dt 10): s / h from 0.9 to 14.
+//  dt 10, and 600 S there: its lists reach across the box): s / h from 0.9 to 14.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -204,6 +204,7 @@ TEST_CASE("validation: binding onto a membrane at large steps (Collins-Kimball)"
       c.spacing = 360;
       c.per_axis = 1;
       c.shell = 1;
+      c.n = 600;  // the lists of a 14 nm step reach across the box: few S
     }
     cases.push_back(c);
   }
