@@ -60,8 +60,8 @@ Args parse(int argc, char** argv) {
 
 // Proteins of radius 2.5 nm, D 10 nm^2/us, one per lattice cell of 7.6 nm (volume
 // fraction 0.15), each moved up to 1 nm from its cell's centre: no overlaps.
-sim::Setup lattice(uint64_t n) {
-  sim::Setup s;
+model::Setup lattice(uint64_t n) {
+  model::Setup s;
   const double spacing = 7.6;
   const uint64_t side = uint64_t(std::ceil(std::cbrt(double(n)) - 1e-9));
   s.box = {spacing * double(side), spacing * double(side), spacing * double(side)};
@@ -70,7 +70,7 @@ sim::Setup lattice(uint64_t n) {
   s.repulsion = 10;
   s.steps = 1;
   s.output_every = 1;
-  sim::Kind protein;
+  model::Kind protein;
   protein.name = "protein";
   protein.radius = protein.thickness = 2.5;
   protein.diffusion = 10;
@@ -79,7 +79,7 @@ sim::Setup lattice(uint64_t n) {
   std::uniform_real_distribution<double> jitter(-1, 1);
   for (uint64_t i = 0; i < n; ++i) {
     const uint64_t c[3] = {i % side, i / side % side, i / side / side};
-    sim::Body b;
+    model::Body b;
     for (int d = 0; d < 3; ++d)
       b.position[std::size_t(d)] = spacing * (double(c[d]) + 0.5) + jitter(rng);
     s.bodies.push_back(b);
@@ -99,7 +99,7 @@ struct Result {
   io::WriteTimes write;
 };
 
-Result run_mode(const std::string& mode, sim::Simulation& simulation, const sim::Setup& setup,
+Result run_mode(const std::string& mode, sim::Simulation& simulation, const model::Setup& setup,
                 const Args& a) {
   std::unique_ptr<io::H5mdWriter> writer;
   if (!a.trajectory.empty() && mode != "none")
@@ -110,7 +110,7 @@ Result run_mode(const std::string& mode, sim::Simulation& simulation, const sim:
     queue = std::make_unique<io::WriteQueue<sim::PendingFrame>>(
         a.frames_in_flight, [&](sim::PendingFrame& p) {
           const Clock::time_point t = Clock::now();
-          const sim::Frame f = p.take();
+          const model::Frame f = p.take();
           r.copy += since(t);
           if (writer) writer->write(f);
         });
@@ -123,7 +123,7 @@ Result run_mode(const std::string& mode, sim::Simulation& simulation, const sim:
     if (mode == "none") continue;
     const Clock::time_point t = Clock::now();
     if (mode == "sync") {
-      const sim::Frame f = simulation.frame();
+      const model::Frame f = simulation.frame();
       r.copy += since(t);
       if (writer) writer->write(f);
     } else {
@@ -148,7 +148,7 @@ Result run_mode(const std::string& mode, sim::Simulation& simulation, const sim:
 int main(int argc, char** argv) {
   try {
     const Args a = parse(argc, argv);
-    const sim::Setup setup = lattice(a.bodies);
+    const model::Setup setup = lattice(a.bodies);
     sim::Simulation simulation(setup);
     simulation.run(2);  // warm up (allocations)
     std::printf(

@@ -21,8 +21,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "nestsim/io/model.h"
-#include "nestsim/io/placement.h"
+#include "nestsim/model/model.h"
+#include "nestsim/model/placement.h"
 #include "nestsim/sim/simulation.h"
 
 using namespace nestsim;
@@ -58,8 +58,8 @@ Args parse(int argc, char** argv) {
 }
 
 // K^3 copies of the setup, copy (a, b, c) shifted by (a, b, c) box edges.
-sim::Setup tile(const sim::Setup& one, uint64_t k) {
-  sim::Setup s = one;
+model::Setup tile(const model::Setup& one, uint64_t k) {
+  model::Setup s = one;
   const std::size_t n = one.bodies.size();
   s.bodies.clear();
   s.bodies.reserve(n * k * k * k);
@@ -68,7 +68,7 @@ sim::Setup tile(const sim::Setup& one, uint64_t k) {
       for (uint64_t c = 0; c < k; ++c) {
         const int64_t base = int64_t(s.bodies.size());
         const double shift[3] = {double(a) * one.box[0], double(b) * one.box[1], double(c) * one.box[2]};
-        for (sim::Body body : one.bodies) {
+        for (model::Body body : one.bodies) {
           for (int d = 0; d < 3; ++d) body.position[d] += shift[d];
           if (body.parent >= 0) body.parent += base;
           if (body.membrane >= 0) body.membrane += base;
@@ -86,18 +86,18 @@ int main(int argc, char** argv) {
   try {
     const Args a = parse(argc, argv);
     const auto t0 = std::chrono::steady_clock::now();
-    const io::Model model = io::load_model(a.model);
-    const sim::Setup one = io::make_setup(model);
+    const model::Model model = model::load_model(a.model);
+    const model::Setup one = model::make_setup(model);
     uint64_t k = a.copies;
     if (a.bodies > 0)
       k = std::max<uint64_t>(1, uint64_t(std::llround(std::cbrt(double(a.bodies) / double(one.bodies.size())))));
-    const sim::Setup s = tile(one, k);
+    const model::Setup s = tile(one, k);
     sim::SimulationOptions options;
     options.skin = a.skin;
     options.phase_times = a.phase_times;
     sim::Simulation sim(s, options);
     sim.run(a.warmup);
-    const sim::Frame before = sim.frame();
+    const model::Frame before = sim.frame();
     sim.reset_times();
     const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto start = std::chrono::steady_clock::now();
@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
     sim.finish();  // the device's last steps inside the clock
     const sim::PhaseTimes t = sim.times();
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const sim::Frame after = sim.frame();
+    const model::Frame after = sim.frame();
     uint64_t live = 0;
     for (int64_t id : after.id) live += id >= 0 ? 1 : 0;
     std::printf("backend        %s\n", sim::Simulation::backend_name().c_str());

@@ -27,6 +27,8 @@
 #include "nestsim/sim/simulation.h"
 
 using namespace nestsim::sim;
+
+using namespace nestsim::model;
 using Vec = std::array<double, 3>;
 
 namespace {

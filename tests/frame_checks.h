@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "nestsim/sim/setup.h"
+#include "nestsim/model/setup.h"
 
 namespace nestsim::testing {
 
@@ -16,7 +16,7 @@ bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
 }
 
-inline void check_same_frame(const sim::Frame& a, const sim::Frame& b) {
+inline void check_same_frame(const model::Frame& a, const model::Frame& b) {
   CHECK(a.step == b.step);
   CHECK(std::memcmp(&a.time, &b.time, sizeof a.time) == 0);
   CHECK(a.next_id == b.next_id);

@@ -8,15 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "nestsim/sim/setup.h"
+#include "nestsim/model/setup.h"
 
 namespace nestsim::testing {
 
-using sim::Body;
-using sim::Boundary;
-using sim::Frame;
-using sim::Kind;
-using sim::Setup;
+using model::Body;
+using model::Boundary;
+using model::Frame;
+using model::Kind;
+using model::Setup;
 using Vec = std::array<double, 3>;
 
 struct SetupBuilder {
@@ -182,7 +182,7 @@ inline Setup crowded_cell(std::size_t proteins, uint64_t seed, double repulsion 
   b.s.repulsion = repulsion;
   // (10 + 10) x 10 x 0.005 = 1: stable, not accurate contacts (the tests that use this
   // cell check mechanics, not contact statistics).
-  b.s.dt_limit = sim::DtLimit::stable;
+  b.s.dt_limit = model::DtLimit::stable;
   const uint32_t cell = b.kind("cell", true, 25, 1.5, 0.5);
   const uint32_t lysosome = b.kind("lysosome", true, 7, 1, 2);
   const uint32_t vesicle = b.kind("vesicle", true, 2.5, 0.5, 4);

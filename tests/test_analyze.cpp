@@ -51,14 +51,14 @@ std::vector<std::map<std::string, std::string>> read_csv(const std::string& path
 // The units the trajectory below uses: nm and us.
 enum Kind : int32_t { cell, ves, lig, rec };
 
-sim::Setup make_setup() {
-  sim::Setup s;
+model::Setup make_setup() {
+  model::Setup s;
   s.box = {100, 100, 100};
-  s.boundary = sim::Boundary::periodic;
+  s.boundary = model::Boundary::periodic;
   s.dt = 0.5;
   s.seed = 7;
   auto kind = [&](const char* name, bool compartment, double r, double q, double D) {
-    sim::Kind k;
+    model::Kind k;
     k.name = name;
     k.compartment = compartment;
     k.radius = r;
@@ -83,9 +83,9 @@ struct Placed {
   int64_t parent = -1, membrane = -1;
 };
 
-sim::Frame make_frame(const sim::Setup& s, uint64_t step, const std::vector<Placed>& bodies,
+model::Frame make_frame(const model::Setup& s, uint64_t step, const std::vector<Placed>& bodies,
                       uint64_t next_id) {
-  sim::Frame f;
+  model::Frame f;
   f.step = step;
   f.time = double(step) * s.dt;
   f.next_id = next_id;
@@ -107,8 +107,8 @@ sim::Frame make_frame(const sim::Setup& s, uint64_t step, const std::vector<Plac
 // ligand, which also moves 1 in y; ligand 5 crosses x = 100, ligand 6 crosses x = 0.
 // Frame 2 (step 20): ligand 2 has left the vesicle for the cell's lumen; 5 and 6 go on.
 // Frame 3 (step 30): as frame 2 plus 150 bodies placed at random, for the contact counts.
-std::vector<sim::Frame> make_frames(const sim::Setup& s) {
-  std::vector<sim::Frame> frames;
+std::vector<model::Frame> make_frames(const model::Setup& s) {
+  std::vector<model::Frame> frames;
   std::vector<Placed> b = {
       {0, cell, {50, 50, 50}},   {1, ves, {40, 50, 50}, 0},     {2, lig, {40, 50, 50}, 1},
       {3, lig, {60, 50, 50}, 0}, {4, rec, {78, 50, 50}, -1, 0}, {5, lig, {99.2, 50, 50}},
@@ -147,8 +147,8 @@ std::vector<sim::Frame> make_frames(const sim::Setup& s) {
   return frames;
 }
 
-std::string write_trajectory(const std::string& name, const std::vector<sim::Frame>& frames,
-                             const sim::Setup& setup = make_setup()) {
+std::string write_trajectory(const std::string& name, const std::vector<model::Frame>& frames,
+                             const model::Setup& setup = make_setup()) {
   const std::string path = temp_dir() + "/" + name;
   io::H5mdWriter w(path, setup, "0.1.0-test");
   for (const auto& f : frames) w.write(f);
@@ -157,7 +157,7 @@ std::string write_trajectory(const std::string& name, const std::vector<sim::Fra
 }
 
 // The contacts of a frame by the test's own double loop (reference.h).
-std::pair<std::size_t, std::size_t> reference_contacts(const sim::Frame& f) {
+std::pair<std::size_t, std::size_t> reference_contacts(const model::Frame& f) {
   SphereSet<double> bodies;
   for (std::size_t s = 0; s < f.id.size(); ++s)
     if (f.id[s] >= 0)
@@ -194,7 +194,7 @@ double msd_of(const std::vector<std::map<std::string, std::string>>& rows, const
 }  // namespace
 
 TEST_CASE("counts by location, MSD across periodic wraps, and HSX against SSX") {
-  const std::vector<sim::Frame> frames = make_frames(make_setup());
+  const std::vector<model::Frame> frames = make_frames(make_setup());
   const std::string path = write_trajectory("hand.h5", frames);
   const std::string dir = temp_dir() + "/tables";
   const Run r = run_nestsim("analyze " + path + " --csv " + dir);
@@ -269,7 +269,7 @@ TEST_CASE("counts by location, MSD across periodic wraps, and HSX against SSX") 
 }
 
 TEST_CASE("event counters under /observables appear without code changes") {
-  const std::vector<sim::Frame> frames = make_frames(make_setup());
+  const std::vector<model::Frame> frames = make_frames(make_setup());
   const std::string path = write_trajectory("events.h5", frames);
   {  // A cumulative counter, as a reaction engine would write it: [frame][rule].
     const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
@@ -315,14 +315,14 @@ TEST_CASE("event counters under /observables appear without code changes") {
 }
 
 TEST_CASE("reaction counts per interval: totals are sums, reactions.csv; list sizes") {
-  sim::Setup s = make_setup();
+  model::Setup s = make_setup();
   for (const char* name : {"bind", "unbind"}) {
-    sim::Reaction rule;
+    model::Reaction rule;
     rule.name = name;
     s.reactions.push_back(rule);
   }
-  s.collision = sim::Collision::solid;
-  std::vector<sim::Frame> frames = make_frames(s);
+  s.collision = model::Collision::solid;
+  std::vector<model::Frame> frames = make_frames(s);
   REQUIRE(frames.size() == 4);
   // Cumulative counts as the engine reports them; the file keeps the increments
   // {0,0}, {2,1}, {3,0}, {4,3}.
@@ -408,11 +408,11 @@ TEST_CASE("--plot writes PNG files") {
   CHECK(exists(dir + "/counts.csv"));           // the tables the plots come from
   CHECK_FALSE(exists(dir + "/reactions.png"));  // no reaction rules
 
-  sim::Setup s = make_setup();
-  sim::Reaction rule;
+  model::Setup s = make_setup();
+  model::Reaction rule;
   rule.name = "bind";
   s.reactions.push_back(rule);
-  std::vector<sim::Frame> frames = make_frames(s);
+  std::vector<model::Frame> frames = make_frames(s);
   for (std::size_t f = 0; f < frames.size(); ++f) frames[f].reaction_events = {3 * f};
   const std::string with_rules = write_trajectory("plot_rules.h5", frames, s);
   const std::string rules_dir = temp_dir() + "/plots_rules";

@@ -16,8 +16,8 @@
 
 #include "h5_read.h"
 #include "nestsim/io/h5md.h"
-#include "nestsim/io/model.h"
-#include "nestsim/io/placement.h"
+#include "nestsim/model/model.h"
+#include "nestsim/model/placement.h"
 #include "nestsim/io/trajectory.h"
 
 using namespace nestsim;
@@ -48,11 +48,11 @@ place:
   - {species: lig, count: 40, outside: cell}
 )";
 
-sim::Setup test_setup() { return io::make_setup(io::parse_model(model_text, "t.yaml")); }
+model::Setup test_setup() { return model::make_setup(model::parse_model(model_text, "t.yaml")); }
 
 // Frame k of a made-up run: positions moved by awkward doubles, body 5 removed at k >= 2.
-sim::Frame frame_at(const sim::Setup& s, uint64_t k) {
-  sim::Frame f = io::frame_from_setup(s);
+model::Frame frame_at(const model::Setup& s, uint64_t k) {
+  model::Frame f = io::frame_from_setup(s);
   f.step = 10 * k;
   f.time = double(f.step) * s.dt;
   for (std::size_t i = 0; i < f.position.size(); ++i)
@@ -65,7 +65,7 @@ sim::Frame frame_at(const sim::Setup& s, uint64_t k) {
   return f;
 }
 
-bool same_bits(const sim::Frame& a, const sim::Frame& b) {
+bool same_bits(const model::Frame& a, const model::Frame& b) {
   const std::size_t n = a.id.size();
   // Slots beyond `a` read back empty.
   for (std::size_t s = n; s < b.id.size(); ++s)
@@ -127,7 +127,7 @@ std::string string_attribute(hid_t file, const char* object, const char* name) {
   return value;
 }
 
-void write_run(const std::string& path, const sim::Setup& s, uint64_t frames) {
+void write_run(const std::string& path, const model::Setup& s, uint64_t frames) {
   io::H5mdWriter w(path, s, "0.1.0-test");
   for (uint64_t k = 0; k < frames; ++k) w.write(frame_at(s, k));
 }
@@ -135,7 +135,7 @@ void write_run(const std::string& path, const sim::Setup& s, uint64_t frames) {
 }  // namespace
 
 TEST_CASE("the file has the H5MD layout") {
-  const sim::Setup s = test_setup();
+  const model::Setup s = test_setup();
   const std::string path = temp_path("layout.h5");
   write_run(path, s, 3);
   const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -281,7 +281,7 @@ TEST_CASE("the file has the H5MD layout") {
 }
 
 TEST_CASE("write then read is bitwise") {
-  const sim::Setup s = test_setup();
+  const model::Setup s = test_setup();
   const std::string path = temp_path("roundtrip.h5");
   write_run(path, s, 4);
   CHECK(same_bits(frame_at(s, 3), io::read_last_frame(path).frame));
@@ -289,7 +289,7 @@ TEST_CASE("write then read is bitwise") {
   CHECK(same_bits(frame_at(s, 2), io::read_frame(path, 2)));
   CHECK_THROWS_AS(io::read_frame(path, 4), io::InputError);
   // A frame that changes one body is not read back as the original.
-  sim::Frame changed = frame_at(s, 3);
+  model::Frame changed = frame_at(s, 3);
   changed.position[7][1] = std::nextafter(changed.position[7][1], 1e9);
   CHECK_FALSE(same_bits(changed, io::read_last_frame(path).frame));
   changed = frame_at(s, 3);
@@ -299,7 +299,7 @@ TEST_CASE("write then read is bitwise") {
 }
 
 TEST_CASE("appending continues a trajectory; steps must increase") {
-  const sim::Setup s = test_setup();
+  const model::Setup s = test_setup();
   const std::string path = temp_path("append.h5");
   write_run(path, s, 2);
   {
@@ -318,9 +318,9 @@ TEST_CASE("appending continues a trajectory; steps must increase") {
 }
 
 TEST_CASE("more bodies than slots grow the slot dimension") {
-  const sim::Setup s = test_setup();
+  const model::Setup s = test_setup();
   const std::string path = temp_path("grow.h5");
-  sim::Frame big = frame_at(s, 1);
+  model::Frame big = frame_at(s, 1);
   for (int i = 0; i < 400; ++i) {  // 504 bodies > 300 slots
     big.position.push_back({1.0 * i, 2, 3});
     big.id.push_back(int64_t(big.next_id++));
@@ -338,14 +338,14 @@ TEST_CASE("more bodies than slots grow the slot dimension") {
     CHECK(w.slots() == 504);
   }
   CHECK(same_bits(big, io::read_last_frame(path).frame));
-  const sim::Frame first = io::read_frame(path, 0);
+  const model::Frame first = io::read_frame(path, 0);
   CHECK(first.id.size() == 504);
   CHECK(same_bits(frame_at(s, 0), first));  // the new slots read as empty
   std::remove(path.c_str());
 }
 
 TEST_CASE("a run killed without closing leaves a readable file") {
-  const sim::Setup s = test_setup();
+  const model::Setup s = test_setup();
   const std::string path = temp_path("killed.h5");
   const pid_t child = fork();
   REQUIRE(child >= 0);
@@ -424,7 +424,7 @@ TEST_CASE("output files are not overwritten unless forced") {
 }
 
 TEST_CASE("a writer replaces a file only when it can, and removes only what it made") {
-  const sim::Setup s = test_setup();
+  const model::Setup s = test_setup();
   const std::string path = temp_path("replace.h5");
   write_run(path, s, 3);
   {
@@ -468,19 +468,19 @@ TEST_CASE("a writer replaces a file only when it can, and removes only what it m
 
 namespace {
 
-sim::Setup setup_with_rules() {
-  sim::Setup s = test_setup();
+model::Setup setup_with_rules() {
+  model::Setup s = test_setup();
   for (const char* name : {"binding", "decay"}) {
-    sim::Reaction r;
+    model::Reaction r;
     r.name = name;
     s.reactions.push_back(r);
   }
   return s;
 }
 
-sim::Frame frame_with_events(const sim::Setup& s, uint64_t k, std::vector<uint64_t> events,
+model::Frame frame_with_events(const model::Setup& s, uint64_t k, std::vector<uint64_t> events,
                              int64_t lists) {
-  sim::Frame f = frame_at(s, k);
+  model::Frame f = frame_at(s, k);
   f.reaction_events = std::move(events);
   f.broadphase_pairs = lists;
   return f;
@@ -516,7 +516,7 @@ using Cumulative = std::vector<uint64_t>;
 }  // namespace
 
 TEST_CASE("reaction counts are stored per output interval and read back cumulative") {
-  const sim::Setup s = setup_with_rules();
+  const model::Setup s = setup_with_rules();
   const std::string path = temp_path("reactions.h5");
   {
     io::H5mdWriter w(path, s, "test");
@@ -581,7 +581,7 @@ TEST_CASE("reaction counts are stored per output interval and read back cumulati
       CHECK(t.kinds().diffusion[k] == s.kinds[k].diffusion);
     }
     CHECK(t.box() == s.box);
-    CHECK(t.periodic() == (s.boundary == sim::Boundary::periodic));
+    CHECK(t.periodic() == (s.boundary == model::Boundary::periodic));
     CHECK(t.time_unit() == s.time_unit);
     CHECK(t.collision() == "hollow");
     CHECK(t.seed() == s.seed);
@@ -645,8 +645,8 @@ TEST_CASE("reaction counts are stored per output interval and read back cumulati
 }
 
 TEST_CASE("a first frame that already counts events stores its counts") {
-  sim::Setup s = setup_with_rules();
-  s.collision = sim::Collision::solid;
+  model::Setup s = setup_with_rules();
+  s.collision = model::Collision::solid;
   const std::string path = temp_path("continued.h5");
   {
     io::H5mdWriter w(path, s, "test");
@@ -670,7 +670,7 @@ TEST_CASE("a first frame that already counts events stores its counts") {
 }
 
 TEST_CASE("a model without reaction rules has no reaction series") {
-  const sim::Setup s = test_setup();
+  const model::Setup s = test_setup();
   REQUIRE(s.reactions.empty());
   const std::string path = temp_path("no_rules.h5");
   {
@@ -699,7 +699,7 @@ TEST_CASE("a model without reaction rules has no reaction series") {
 }
 
 TEST_CASE("files written before list sizes, collision and reaction counts were stored") {
-  const sim::Setup s = test_setup();
+  const model::Setup s = test_setup();
   const std::string path = temp_path("older.h5");
   write_run(path, s, 2);
   {  // remove what the older writer did not write
@@ -717,7 +717,7 @@ TEST_CASE("files written before list sizes, collision and reaction counts were s
   CHECK(same_bits(frame_at(s, 1), c.frame));
   {
     io::H5mdWriter w = io::H5mdWriter::append(path);
-    sim::Frame next = frame_at(s, 2);
+    model::Frame next = frame_at(s, 2);
     next.broadphase_pairs = 77;
     w.write(next);
   }

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "cli_helpers.h"
-#include "nestsim/io/model.h"
-#include "nestsim/io/placement.h"
+#include "nestsim/model/model.h"
+#include "nestsim/model/placement.h"
 #include "nestsim/sim/simulation.h"
 #include "sim_helpers.h"
 
@@ -19,7 +19,7 @@ namespace {
 
 const std::string kModel = NESTSIM_SOURCE_DIR "/models/large_step.yaml";
 
-uint32_t kind_of(const sim::Setup& s, const std::string& name) {
+uint32_t kind_of(const model::Setup& s, const std::string& name) {
   for (std::size_t k = 0; k < s.kinds.size(); ++k)
     if (s.kinds[k].name == name) return uint32_t(k);
   FAIL("large_step.yaml has no kind '" << name << "'");
@@ -29,10 +29,10 @@ uint32_t kind_of(const sim::Setup& s, const std::string& name) {
 }  // namespace
 
 TEST_CASE("large_step.yaml: dt 1 us, hard contacts, kon exempts its reactants") {
-  const sim::Setup s = io::make_setup(io::load_model(kModel));
+  const model::Setup s = model::make_setup(model::load_model(kModel));
   CHECK(s.dt == 1.0);
   CHECK(s.time_unit == "us");
-  CHECK(s.contacts == sim::Contacts::hard);
+  CHECK(s.contacts == model::Contacts::hard);
   const std::size_t n = s.kinds.size();
   REQUIRE(s.contact_exempt.size() == n * n);
   const uint32_t ligand = kind_of(s, "ligand"), hydrolase = kind_of(s, "hydrolase"),
@@ -45,10 +45,10 @@ TEST_CASE("large_step.yaml: dt 1 us, hard contacts, kon exempts its reactants") 
 
 TEST_CASE("large_step.yaml: 300 steps of 1 us, reactions, no overlap between excluding proteins" *
           doctest::timeout(300)) {
-  const sim::Setup s = io::make_setup(io::load_model(kModel));
+  const model::Setup s = model::make_setup(model::load_model(kModel));
   sim::Simulation sim(s);
   sim.run(300);
-  const sim::Frame f = sim.frame();
+  const model::Frame f = sim.frame();
   CHECK(f.step == 300);
   uint64_t events = 0;
   for (uint64_t c : f.reaction_events) events += c;
@@ -59,7 +59,7 @@ TEST_CASE("large_step.yaml: 300 steps of 1 us, reactions, no overlap between exc
   for (std::size_t i = 0; i < f.id.size(); ++i)
     for (std::size_t j = i + 1; j < f.id.size(); ++j) {
       if (f.id[i] < 0 || f.id[j] < 0 || f.parent[i] != f.parent[j]) continue;
-      const sim::Kind &a = s.kinds[std::size_t(f.kind[i])], &b = s.kinds[std::size_t(f.kind[j])];
+      const model::Kind &a = s.kinds[std::size_t(f.kind[i])], &b = s.kinds[std::size_t(f.kind[j])];
       if (a.compartment || b.compartment || a.membrane || b.membrane) continue;
       if (s.contact_exempt[std::size_t(f.kind[i]) * n + std::size_t(f.kind[j])]) continue;
       const double d2 = testing::SetupBuilder::distance2(s, f.position[i], f.position[j]);

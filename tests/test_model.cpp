@@ -9,13 +9,13 @@
 #include <stdexcept>
 #include <string>
 
-#include "nestsim/io/model.h"
-#include "nestsim/io/placement.h"
-#include "nestsim/io/kon_calibration.h"
-#include "nestsim/io/rates.h"
+#include "nestsim/model/model.h"
+#include "nestsim/model/placement.h"
+#include "nestsim/model/kon_calibration.h"
+#include "nestsim/model/rates.h"
 
 using namespace nestsim;
-using nestsim::io::ModelError;
+using nestsim::model::ModelError;
 
 namespace {
 
@@ -69,7 +69,7 @@ void expect_error(const std::string& text, long line, const std::string& token,
   REQUIRE(found != std::string::npos);
   const long column = long(found) + 1;
   try {
-    io::make_setup(io::parse_model(text, "model.yaml"));
+    model::make_setup(model::parse_model(text, "model.yaml"));
     FAIL("no error; expected " << what);
   } catch (const ModelError& e) {
     const std::string msg = e.what();
@@ -95,7 +95,7 @@ double distance(const std::array<double, 3>& a, const std::array<double, 3>& b,
   return std::sqrt(s);
 }
 
-bool is_ancestor(const sim::Setup& s, int64_t a, int64_t of) {
+bool is_ancestor(const model::Setup& s, int64_t a, int64_t of) {
   for (int64_t p = s.bodies[of].parent; p >= 0; p = s.bodies[p].parent)
     if (p == a) return true;
   return false;
@@ -103,8 +103,8 @@ bool is_ancestor(const sim::Setup& s, int64_t a, int64_t of) {
 
 // Checks every nesting invariant of an initial state; returns the number of bodies
 // checked against a parent lumen.
-void check_nesting(const sim::Setup& s) {
-  const bool periodic = s.boundary == sim::Boundary::periodic;
+void check_nesting(const model::Setup& s) {
+  const bool periodic = s.boundary == model::Boundary::periodic;
   const auto& bodies = s.bodies;
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     const auto& b = bodies[i];
@@ -150,7 +150,7 @@ void check_nesting(const sim::Setup& s) {
 }  // namespace
 
 TEST_CASE("the base model loads with its values and defaults") {
-  const io::Model m = io::parse_model(base_model, "model.yaml");
+  const model::Model m = model::parse_model(base_model, "model.yaml");
   CHECK(m.box == std::array<double, 3>{400, 400, 400});
   CHECK(m.periodic);
   CHECK(m.dt == 5e-5);
@@ -166,12 +166,12 @@ TEST_CASE("the base model loads with its values and defaults") {
   CHECK(m.kinds[3].membrane);
   CHECK(m.kinds[2].thickness == m.kinds[2].radius);
   REQUIRE(m.place.size() == 6);
-  CHECK(m.place[1].region == io::Placement::Region::in);
+  CHECK(m.place[1].region == model::Placement::Region::in);
   CHECK(m.place[1].target == "cell");
   CHECK(m.place[1].where.line == 13);
   CHECK(m.text == base_model);
 
-  const io::Model minimal = io::parse_model(
+  const model::Model minimal = model::parse_model(
       "nestsim: 1\nbox: {size: [10, 10, 10]}\nspecies: {a: {radius: 1, diffusion: 0.04}}\n"
       "place: [{species: a, at: [5, 5, 5]}]\n",
       "min.yaml");
@@ -336,7 +336,7 @@ TEST_CASE("placement errors are located at the place entry") {
   }
   // Errors from placement come through make_setup, not the parser.
   const auto place = [](const std::string& text) {
-    return io::make_setup(io::parse_model(text, "model.yaml"));
+    return model::make_setup(model::parse_model(text, "model.yaml"));
   };
   CHECK_THROWS_AS(place(with_line(16, "  - {species: lig, count: 5000, in: ves}")), ModelError);
 }
@@ -348,14 +348,14 @@ TEST_CASE("load_model reads a file and names it in errors") {
     out << with_line(9, "  lig: {radius: 2, diffusion: fast}");
   }
   try {
-    io::load_model(path);
+    model::load_model(path);
     FAIL("no error");
   } catch (const ModelError& e) {
     CHECK(std::string(e.what()).rfind(path + ":9:31: species.lig.diffusion: expected a number >= 0, stokes-einstein or saffman-delbruck, got 'fast'", 0) == 0);
   }
   std::remove(path.c_str());
   try {
-    io::load_model(path);
+    model::load_model(path);
     FAIL("no error");
   } catch (const io::InputError& e) {
     CHECK(e.line() == 0);
@@ -364,10 +364,10 @@ TEST_CASE("load_model reads a file and names it in errors") {
 }
 
 TEST_CASE("placements obey nesting") {
-  const io::Model m = io::parse_model(base_model, "model.yaml");
-  const sim::Setup s = io::make_setup(m);
+  const model::Model m = model::parse_model(base_model, "model.yaml");
+  const model::Setup s = model::make_setup(m);
   REQUIRE(s.bodies.size() == 1 + 5 + 50 + 100 + 20 + 100);
-  CHECK(s.capacity == io::default_capacity(s.bodies.size()));
+  CHECK(s.capacity == model::default_capacity(s.bodies.size()));
   check_nesting(s);
   // Each entry's bodies have the parent kind the entry asks for.
   const auto& b = s.bodies;
@@ -385,8 +385,8 @@ TEST_CASE("placements obey nesting") {
   }
 
   SUBCASE("the default model") {
-    const sim::Setup d =
-        io::make_setup(io::load_model(NESTSIM_SOURCE_DIR "/models/default.yaml"));
+    const model::Setup d =
+        model::make_setup(model::load_model(NESTSIM_SOURCE_DIR "/models/default.yaml"));
     CHECK(d.bodies.size() > 2000);
     CHECK(d.bodies.size() < 5000);
     check_nesting(d);
@@ -400,18 +400,18 @@ TEST_CASE("placements obey nesting") {
     CHECK(deepest == 3);
   }
   SUBCASE("a reflective box") {
-    const sim::Setup r = io::make_setup(io::parse_model(
+    const model::Setup r = model::make_setup(model::parse_model(
         with_line(3, "box: {size: [400, 400, 400], boundary: reflective}"), "model.yaml"));
-    CHECK(r.boundary == sim::Boundary::reflective);
+    CHECK(r.boundary == model::Boundary::reflective);
     check_nesting(r);
   }
   SUBCASE("a cell across the periodic boundary") {
-    const sim::Setup p = io::make_setup(io::parse_model(
+    const model::Setup p = model::make_setup(model::parse_model(
         with_line(12, "  - {compartment: cell, at: [10, 390, 200]}"), "model.yaml"));
     check_nesting(p);
   }
   SUBCASE("at: finds the innermost lumen") {
-    const sim::Setup a = io::make_setup(io::parse_model(
+    const model::Setup a = model::make_setup(model::parse_model(
         with_line(13, "  - {compartment: ves, at: [200, 200, 250]}\n"
                       "  - {species: lig, at: [200, 200, 255]}\n"
                       "  - {species: lig, at: [200, 200, 300]}"),
@@ -423,27 +423,27 @@ TEST_CASE("placements obey nesting") {
 }
 
 TEST_CASE("placement is a function of the seed") {
-  const io::Model m = io::parse_model(base_model, "model.yaml");
-  const sim::Setup a = io::make_setup(m), b = io::make_setup(m);
+  const model::Model m = model::parse_model(base_model, "model.yaml");
+  const model::Setup a = model::make_setup(m), b = model::make_setup(m);
   REQUIRE(a.bodies.size() == b.bodies.size());
   bool same = true;
   for (std::size_t i = 0; i < a.bodies.size(); ++i)
     same = same && a.bodies[i].position == b.bodies[i].position &&
            a.bodies[i].parent == b.bodies[i].parent;
   CHECK(same);
-  io::Model other = m;
+  model::Model other = m;
   other.seed = 8;
-  const sim::Setup c = io::make_setup(other);
+  const model::Setup c = model::make_setup(other);
   CHECK(c.bodies[100].position != a.bodies[100].position);
 }
 
 TEST_CASE("capacity") {
   const std::string text = with_line(4, "simulation: {dt: 5e-5, capacity: 1000}");
-  CHECK(io::make_setup(io::parse_model(text, "m.yaml")).capacity == 1000);
-  CHECK(io::default_capacity(10) == 74);
-  CHECK(io::default_capacity(1000) == 2000);
+  CHECK(model::make_setup(model::parse_model(text, "m.yaml")).capacity == 1000);
+  CHECK(model::default_capacity(10) == 74);
+  CHECK(model::default_capacity(1000) == 2000);
   CHECK_THROWS_WITH_AS(
-      io::make_setup(io::parse_model(with_line(4, "simulation: {dt: 5e-5, capacity: 10}"), "m.yaml")),
+      model::make_setup(model::parse_model(with_line(4, "simulation: {dt: 5e-5, capacity: 10}"), "m.yaml")),
       doctest::Contains("simulation.capacity"), ModelError);
 }
 
@@ -451,14 +451,14 @@ TEST_CASE("units and Stokes-Einstein") {
   // kB T / (6 pi eta r) at 300 K in water-like 1 mPa s, r = 2 nm: 1.09868557e-10 m^2/s.
   const double d_si = 1.380649e-23 * 300 / (6 * M_PI * 1e-3 * 2e-9);
   CHECK(d_si == doctest::Approx(1.09868557e-10).epsilon(1e-7));
-  io::Units nm_us{"nm", "us"}, um_ms{"um", "ms"}, nm_ns{"nm", "ns"}, um_s{"um", "s"};
-  CHECK(io::stokes_einstein(2, 300, 1e-3, nm_us) == doctest::Approx(109.868557).epsilon(1e-7));
-  CHECK(io::stokes_einstein(0.002, 300, 1e-3, um_ms) ==
+  model::Units nm_us{"nm", "us"}, um_ms{"um", "ms"}, nm_ns{"nm", "ns"}, um_s{"um", "s"};
+  CHECK(model::stokes_einstein(2, 300, 1e-3, nm_us) == doctest::Approx(109.868557).epsilon(1e-7));
+  CHECK(model::stokes_einstein(0.002, 300, 1e-3, um_ms) ==
         doctest::Approx(0.109868557).epsilon(1e-7));
-  CHECK(io::stokes_einstein(2, 300, 1e-3, nm_ns) == doctest::Approx(0.109868557).epsilon(1e-7));
-  CHECK(io::stokes_einstein(0.002, 300, 1e-3, um_s) == doctest::Approx(109.868557).epsilon(1e-7));
+  CHECK(model::stokes_einstein(2, 300, 1e-3, nm_ns) == doctest::Approx(0.109868557).epsilon(1e-7));
+  CHECK(model::stokes_einstein(0.002, 300, 1e-3, um_s) == doctest::Approx(109.868557).epsilon(1e-7));
   // Inversely proportional to radius and viscosity, proportional to temperature.
-  CHECK(io::stokes_einstein(4, 600, 2e-3, nm_us) == doctest::Approx(109.868557 / 2).epsilon(1e-7));
+  CHECK(model::stokes_einstein(4, 600, 2e-3, nm_us) == doctest::Approx(109.868557 / 2).epsilon(1e-7));
 
   const std::string model = R"(nestsim: 1
 units: {length: um, time: ms}
@@ -472,7 +472,7 @@ species:
   d: {radius: 0.002, diffusion: 3}
 place: [{species: a, at: [0.5, 0.5, 0.5]}]
 )";
-  const sim::Setup s = io::make_setup(io::parse_model(model, "se.yaml"));
+  const model::Setup s = model::make_setup(model::parse_model(model, "se.yaml"));
   CHECK(s.length_unit == "um");
   CHECK(s.time_unit == "ms");
   CHECK(s.kinds[0].diffusion == doctest::Approx(0.109868557).epsilon(1e-7));
@@ -488,12 +488,12 @@ medium: {temperature: -3}
 }
 
 TEST_CASE("the default medium is water at 37 C, with lipid bilayers") {
-  const io::Medium medium;
+  const model::Medium medium;
   CHECK(medium.temperature == 310);
   CHECK(medium.viscosity == 0.00069);
   CHECK(medium.membrane_viscosity == 0.1);
-  CHECK(medium.membrane_thickness_in(io::Units{"nm", "us"}) == doctest::Approx(4));
-  CHECK(medium.membrane_thickness_in(io::Units{"um", "us"}) == doctest::Approx(0.004));
+  CHECK(medium.membrane_thickness_in(model::Units{"nm", "us"}) == doctest::Approx(4));
+  CHECK(medium.membrane_thickness_in(model::Units{"um", "us"}) == doctest::Approx(0.004));
   // Stokes-Einstein in it, r = 2 nm: 1.380649e-23 x 310 / (6 pi 0.00069 2e-9) m^2/s.
   const std::string model = R"(nestsim: 1
 box: {size: [100, 100, 100]}
@@ -503,8 +503,8 @@ species:
   a: {radius: 2}
 place: [{species: a, at: [50, 50, 50]}]
 )";
-  const io::Model m = io::parse_model(model, "m.yaml");
-  CHECK(io::diffusion_of(m.kinds[0], m) == doctest::Approx(164.53745178191664).epsilon(1e-12));
+  const model::Model m = model::parse_model(model, "m.yaml");
+  CHECK(model::diffusion_of(m.kinds[0], m) == doctest::Approx(164.53745178191664).epsilon(1e-12));
 }
 
 TEST_CASE("Saffman-Delbrueck for membrane species") {
@@ -515,15 +515,15 @@ TEST_CASE("Saffman-Delbrueck for membrane species") {
   };
   // Defaults, a = 3 nm: 3.99064 um^2/s = 3.99064 nm^2/us.
   CHECK(sd(3e-9, 310, 0.00069, 0.1, 4e-9) * 1e12 == doctest::Approx(3.9906377036002).epsilon(1e-12));
-  io::Units nm_us{"nm", "us"}, um_ms{"um", "ms"};
-  CHECK(io::saffman_delbruck(3, 310, 0.00069, 0.1, 4, nm_us) ==
+  model::Units nm_us{"nm", "us"}, um_ms{"um", "ms"};
+  CHECK(model::saffman_delbruck(3, 310, 0.00069, 0.1, 4, nm_us) ==
         doctest::Approx(3.9906377036002).epsilon(1e-12));
-  CHECK(io::saffman_delbruck(0.002, 300, 1e-3, 0.2, 0.005, um_ms) ==
+  CHECK(model::saffman_delbruck(0.002, 300, 1e-3, 0.2, 0.005, um_ms) ==
         doctest::Approx(sd(2e-9, 300, 1e-3, 0.2, 5e-9) * 1e9).epsilon(1e-12));
-  CHECK(io::saffman_delbruck(0.002, 300, 1e-3, 0.2, 0.005, um_ms) ==
+  CHECK(model::saffman_delbruck(0.002, 300, 1e-3, 0.2, 0.005, um_ms) ==
         doctest::Approx(0.001858116507495217).epsilon(1e-12));
   // The formula needs ln(mu_m h / (mu a)) > gamma.
-  CHECK_THROWS_AS(io::saffman_delbruck(3, 310, 0.00069, 0.001, 1, nm_us), std::domain_error);
+  CHECK_THROWS_AS(model::saffman_delbruck(3, 310, 0.00069, 0.001, 1, nm_us), std::domain_error);
 
   const std::string model = R"(nestsim: 1
 units: {length: nm, time: us}
@@ -542,8 +542,8 @@ species:
 place: [{compartment: cell, at: [200, 200, 200]}]
 )";
   SUBCASE("which formula each kind gets") {
-    const io::Model m = io::parse_model(model, "sd.yaml");
-    const sim::Setup s = io::make_setup(m);
+    const model::Model m = model::parse_model(model, "sd.yaml");
+    const model::Setup s = model::make_setup(m);
     REQUIRE(s.kinds.size() == 7);
     CHECK(s.kinds[1].diffusion == doctest::Approx(164.53745178191664).epsilon(1e-12));  // SE
     CHECK(s.kinds[2].diffusion == doctest::Approx(3.9906377036002).epsilon(1e-12));  // SD: default
@@ -551,22 +551,22 @@ place: [{compartment: cell, at: [200, 200, 200]}]
     CHECK(s.kinds[4].diffusion == doctest::Approx(164.53745178191664 * 2 / 3).epsilon(1e-12));
     CHECK(s.kinds[5].diffusion == doctest::Approx(1.6453745178191664 * 2 / 3).epsilon(1e-12));
     CHECK(s.kinds[6].diffusion == 1);
-    CHECK(io::uses_saffman_delbruck(m.kinds[2]));
-    CHECK(io::uses_saffman_delbruck(m.kinds[3]));
-    CHECK(!io::uses_saffman_delbruck(m.kinds[1]));
-    CHECK(!io::uses_saffman_delbruck(m.kinds[4]));
-    CHECK(!io::uses_saffman_delbruck(m.kinds[6]));
+    CHECK(model::uses_saffman_delbruck(m.kinds[2]));
+    CHECK(model::uses_saffman_delbruck(m.kinds[3]));
+    CHECK(!model::uses_saffman_delbruck(m.kinds[1]));
+    CHECK(!model::uses_saffman_delbruck(m.kinds[4]));
+    CHECK(!model::uses_saffman_delbruck(m.kinds[6]));
   }
   SUBCASE("the medium's membrane keys, in the model's length unit") {
     std::string text = model;
     text.replace(text.find("medium: {}"), 10,
                  "medium: {temperature: 300, viscosity: 0.001, membrane_viscosity: 0.2, "
                  "membrane_thickness: 5}");
-    const io::Model m = io::parse_model(text, "sd.yaml");
+    const model::Model m = model::parse_model(text, "sd.yaml");
     CHECK(m.medium.membrane_viscosity == 0.2);
     REQUIRE(m.medium.membrane_thickness);
     CHECK(*m.medium.membrane_thickness == 5);
-    CHECK(io::diffusion_of(m.kinds[2], m) ==
+    CHECK(model::diffusion_of(m.kinds[2], m) ==
           doctest::Approx(sd(3e-9, 300, 1e-3, 0.2, 5e-9) * 1e12).epsilon(1e-12));
   }
   const auto with = [&](const std::string& from, const std::string& to) {
@@ -607,23 +607,23 @@ place: [{compartment: cell, at: [200, 200, 200]}]
                  "temperature, viscosity)");
   }
   SUBCASE("a model built in code") {
-    io::Model m = io::parse_model(model, "sd.yaml");
-    m.kinds[1].derive = io::KindSpec::Derive::saffman_delbruck;  // `free`
-    CHECK_THROWS_WITH_AS(io::validate(m),
+    model::Model m = model::parse_model(model, "sd.yaml");
+    m.kinds[1].derive = model::KindSpec::Derive::saffman_delbruck;  // `free`
+    CHECK_THROWS_WITH_AS(model::validate(m),
                          doctest::Contains("species.free.diffusion: saffman-delbruck is for "
                                            "membrane species"),
                          ModelError);
-    m = io::parse_model(model, "sd.yaml");
+    m = model::parse_model(model, "sd.yaml");
     m.kinds[2].viscosity = 0.1;
-    CHECK_THROWS_WITH_AS(io::validate(m), doctest::Contains("species.auto.viscosity"), ModelError);
-    m = io::parse_model(model, "sd.yaml");
+    CHECK_THROWS_WITH_AS(model::validate(m), doctest::Contains("species.auto.viscosity"), ModelError);
+    m = model::parse_model(model, "sd.yaml");
     m.medium.membrane_thickness = 0.5;
     m.medium.membrane_viscosity = 0.001;
-    CHECK_THROWS_WITH_AS(io::validate(m), doctest::Contains("species.auto.diffusion: Saffman-Delbrueck needs"),
+    CHECK_THROWS_WITH_AS(model::validate(m), doctest::Contains("species.auto.diffusion: Saffman-Delbrueck needs"),
                          ModelError);
-    m = io::parse_model(model, "sd.yaml");
+    m = model::parse_model(model, "sd.yaml");
     m.medium.membrane_viscosity = -1;
-    CHECK_THROWS_WITH_AS(io::validate(m), doctest::Contains("medium: expected membrane_viscosity > 0"),
+    CHECK_THROWS_WITH_AS(model::validate(m), doctest::Contains("medium: expected membrane_viscosity > 0"),
                          ModelError);
   }
 }
@@ -682,9 +682,9 @@ std::string with_reaction(int line, const std::string& text) {
 // Kind indices of reaction_model: compartments first, then species, in file order.
 enum : uint32_t { cell, lysosome, ligand, receptor, complex_, ligand_bound, dimer, monomer };
 
-using Where = sim::Site::Where;
+using Where = model::Site::Where;
 
-void check_term(const sim::Term& t, uint32_t kind, Where where, uint32_t compartment = 0) {
+void check_term(const model::Term& t, uint32_t kind, Where where, uint32_t compartment = 0) {
   CHECK(t.kind == kind);
   CHECK(t.site.where == where);
   if (where != Where::any) CHECK(t.site.compartment == compartment);
@@ -693,7 +693,7 @@ void check_term(const sim::Term& t, uint32_t kind, Where where, uint32_t compart
 }  // namespace
 
 TEST_CASE("reactions parse into the Setup's rules") {
-  const io::Model m = io::parse_model(reaction_model, "model.yaml");
+  const model::Model m = model::parse_model(reaction_model, "model.yaml");
   REQUIRE(m.reactions.size() == 9);
   CHECK(m.reactions[0].name == "degradation");
   CHECK(m.reactions[0].rule == "ligand in lysosome -> 0");
@@ -703,13 +703,13 @@ TEST_CASE("reactions parse into the Setup's rules") {
   CHECK(!m.reactions[0].radius);
   REQUIRE(m.reactions[1].reactants.size() == 2);
   CHECK(m.reactions[1].reactants[0].kind == "ligand");
-  CHECK(m.reactions[1].reactants[0].where == io::RuleTerm::Where::outside);
+  CHECK(m.reactions[1].reactants[0].where == model::RuleTerm::Where::outside);
   CHECK(m.reactions[1].reactants[0].compartment == "cell");
   CHECK(m.reactions[6].rule == "monomer + monomer -> dimer");  // a plain scalar
   CHECK(m.reactions[8].where.line == 27);                        // block style
 
   // Through make_setup_without_bodies and make_setup alike.
-  for (const sim::Setup& s : {io::make_setup_without_bodies(m), io::make_setup(m)}) {
+  for (const model::Setup& s : {model::make_setup_without_bodies(m), model::make_setup(m)}) {
     const auto& r = s.reactions;
     REQUIRE(r.size() == 9);
     REQUIRE(s.kinds.size() == 8);
@@ -776,14 +776,14 @@ TEST_CASE("reactions parse into the Setup's rules") {
   }
 
   SUBCASE("no reactions section, or an empty one") {
-    CHECK(io::make_setup(io::parse_model(base_model, "model.yaml")).reactions.empty());
+    CHECK(model::make_setup(model::parse_model(base_model, "model.yaml")).reactions.empty());
     const std::string text =
         reaction_model.substr(0, reaction_model.find("reactions:")) + "simulation: {dt: 5e-5}\n";
-    CHECK(io::parse_model(text, "model.yaml").reactions.empty());
-    CHECK(io::parse_model(text + "reactions: []\n", "model.yaml").reactions.empty());
+    CHECK(model::parse_model(text, "model.yaml").reactions.empty());
+    CHECK(model::parse_model(text + "reactions: []\n", "model.yaml").reactions.empty());
   }
   SUBCASE("spacing in rules is free") {
-    const io::Model s = io::parse_model(
+    const model::Model s = model::parse_model(
         with_reaction(24, "  - {name: split, rule: \"  dimer->monomer  +monomer \", rate: 0.5}"),
         "model.yaml");
     CHECK(s.reactions[5].rule == "dimer->monomer  +monomer");
@@ -905,18 +905,18 @@ TEST_CASE("reaction errors name file, line, column and key") {
   }
   SUBCASE("budding and fusion: accepted forms, stored in the engine's order") {
     const auto setup_of = [](const std::string& text) {
-      const io::Model m = io::parse_model(text, "model.yaml");
-      return io::make_setup_without_bodies(m);
+      const model::Model m = model::parse_model(text, "model.yaml");
+      return model::make_setup_without_bodies(m);
     };
-    const sim::Setup bud = setup_of(rule("complex on cell -> ligand in lysosome + lysosome"));
+    const model::Setup bud = setup_of(rule("complex on cell -> ligand in lysosome + lysosome"));
     const int lys = 1, cell = 0, lig = 2;
     REQUIRE(bud.kinds[std::size_t(lys)].name == "lysosome");
     REQUIRE(bud.kinds[std::size_t(lig)].name == "ligand");
     REQUIRE(bud.reactions[0].products.size() == 2);
     CHECK(bud.reactions[0].products[0].kind == uint32_t(lys));  // the new compartment first
     CHECK(bud.reactions[0].products[1].kind == uint32_t(lig));
-    CHECK(bud.reactions[0].products[1].site.where == sim::Site::Where::in);
-    const sim::Setup fuse = setup_of(rule2("lysosome + cell -> lysosome"));
+    CHECK(bud.reactions[0].products[1].site.where == model::Site::Where::in);
+    const model::Setup fuse = setup_of(rule2("lysosome + cell -> lysosome"));
     CHECK(fuse.reactions[0].reactants[0].kind == uint32_t(cell));  // the one that stays second
     CHECK(fuse.reactions[0].reactants[1].kind == uint32_t(lys));
     CHECK_NOTHROW(setup_of(rule("complex on cell -> lysosome + complex on lysosome")));
@@ -949,24 +949,24 @@ TEST_CASE("reaction errors name file, line, column and key") {
 }
 
 TEST_CASE("validate checks reactions of a model built in code") {
-  io::Model m = io::parse_model(reaction_model, "model.yaml");
+  model::Model m = model::parse_model(reaction_model, "model.yaml");
   m.reactions.clear();
-  io::ReactionSpec x;
+  model::ReactionSpec x;
   x.name = "bind";
   x.rate = 3;
   x.radius = 2;
-  x.reactants = {{"ligand", io::RuleTerm::Where::outside, "cell"}, {"cell", {}, ""}};
-  x.products = {{"ligand_bound", io::RuleTerm::Where::on, "cell"}};
+  x.reactants = {{"ligand", model::RuleTerm::Where::outside, "cell"}, {"cell", {}, ""}};
+  x.products = {{"ligand_bound", model::RuleTerm::Where::on, "cell"}};
   m.reactions.push_back(x);
-  io::validate(m);
-  const sim::Setup s = io::make_setup_without_bodies(m);
+  model::validate(m);
+  const model::Setup s = model::make_setup_without_bodies(m);
   REQUIRE(s.reactions.size() == 1);
   CHECK(s.reactions[0].radius == 2);
   check_term(s.reactions[0].reactants.at(0), ligand, Where::outside, cell);
   check_term(s.reactions[0].products.at(0), ligand_bound, Where::on, cell);
 
   m.reactions[0].products[0].compartment = "lysosome";
-  CHECK_THROWS_WITH_AS(io::validate(m),
+  CHECK_THROWS_WITH_AS(model::validate(m),
                        doctest::Contains("model.yaml: reactions[0].rule: rule 'ligand outside "
                                          "cell + cell -> ligand_bound on lysosome': a "
                                          "species reacts with compartment kind 'cell' only "
@@ -974,15 +974,15 @@ TEST_CASE("validate checks reactions of a model built in code") {
                        ModelError);
   m.reactions[0].products.clear();
   m.reactions[0].reactants.clear();
-  CHECK_THROWS_WITH_AS(io::validate(m), doctest::Contains("reactions[0].rule: malformed rule"),
+  CHECK_THROWS_WITH_AS(model::validate(m), doctest::Contains("reactions[0].rule: malformed rule"),
                        ModelError);
   m.reactions[0] = x;
   m.reactions[0].radius.reset();
-  CHECK_THROWS_WITH_AS(io::validate(m), doctest::Contains("reactions[0].radius: missing"),
+  CHECK_THROWS_WITH_AS(model::validate(m), doctest::Contains("reactions[0].radius: missing"),
                        ModelError);
   m.reactions[0] = x;
   m.reactions[0].rate = -1;
-  CHECK_THROWS_WITH_AS(io::validate(m), doctest::Contains("reactions[0].rate"), ModelError);
+  CHECK_THROWS_WITH_AS(model::validate(m), doctest::Contains("reactions[0].rate"), ModelError);
 }
 
 // --- rates with units and kon ------------------------------------------------------
@@ -994,7 +994,7 @@ TEST_CASE("rates with a time unit convert to the model's time unit") {
                                  rate + "}");
   };
   const auto rate_of = [](const std::string& text, std::size_t rule) {
-    return io::make_setup_without_bodies(io::parse_model(text, "model.yaml")).reactions.at(rule).rate;
+    return model::make_setup_without_bodies(model::parse_model(text, "model.yaml")).reactions.at(rule).rate;
   };
   // The model's time unit is us.
   CHECK(rate_of(degradation("0.5 /s"), 0) == doctest::Approx(5e-7).epsilon(1e-14));
@@ -1016,18 +1016,18 @@ TEST_CASE("rates with a time unit convert to the model's time unit") {
   CHECK(rate_of(text, 0) == doctest::Approx(5e-4).epsilon(1e-14));
 
   // What the file gave is kept, and printed by `nestsim run`.
-  const io::Model m = io::parse_model(degradation("0.5 /s"), "model.yaml");
+  const model::Model m = model::parse_model(degradation("0.5 /s"), "model.yaml");
   CHECK(m.reactions[0].given == 0.5);
   CHECK(m.reactions[0].given_unit == "/s");
   CHECK(m.reactions[0].rate_at.line == 19);
   CHECK(m.reactions[0].rate_at.column == 64);
   CHECK(!m.reactions[0].kon);
-  CHECK(io::describe_rate(m.reactions[0], m) == "degradation: rate 0.5 /s = 5e-07 /us");
-  CHECK(io::describe_rate(m.reactions[1], m).empty());  // a bare number
-  const io::Model two = io::parse_model(
+  CHECK(model::describe_rate(m.reactions[0], m) == "degradation: rate 0.5 /s = 5e-07 /us");
+  CHECK(model::describe_rate(m.reactions[1], m).empty());  // a bare number
+  const model::Model two = model::parse_model(
       with_reaction(25, "  - {name: dimerise, rule: monomer + monomer -> dimer, rate: 20 /ms, radius: 5}"),
       "model.yaml");
-  CHECK(io::describe_rate(two.reactions[6], two) ==
+  CHECK(model::describe_rate(two.reactions[6], two) ==
         "dimerise: rate 20 /ms = 0.02 /us (Doi rate at radius 5 nm)");
 }
 
@@ -1048,34 +1048,34 @@ TEST_CASE("kon: a macroscopic rate constant converted to the Doi rate") {
                         Case{"2.5e6 nm^3/s", 2.5}, Case{"2.5e-3 um^3/s", 2.5e-3 * 1e9 * 1e-6},
                         Case{"3 nm^3 us^-1", 3}, Case{"\"1e6 /M/s\"", 1e6 * molar}}) {
     CAPTURE(c.text);
-    const io::Model m = io::parse_model(dimerise(c.text), "model.yaml");
-    const io::ReactionSpec& x = m.reactions[6];
+    const model::Model m = model::parse_model(dimerise(c.text), "model.yaml");
+    const model::ReactionSpec& x = m.reactions[6];
     REQUIRE(x.kon);
     CHECK(*x.kon == doctest::Approx(c.kon).epsilon(1e-12));
-    CHECK(io::reactant_diffusion(x, m) == D);
+    CHECK(model::reactant_diffusion(x, m) == D);
     // Soft contacts: the Doi rate with the repulsion inside the contact (kon_calibration.h).
     const double contact = 2 * m.find_kind("monomer")->radius;
-    const double lambda = io::doi_rate_for_kon_soft(c.kon, D, sigma, contact, m.repulsion);
-    CHECK(io::reaction_rate(x, m) == doctest::Approx(lambda).epsilon(1e-12));
-    CHECK(io::make_setup_without_bodies(m).reactions[6].rate ==
+    const double lambda = model::doi_rate_for_kon_soft(c.kon, D, sigma, contact, m.repulsion);
+    CHECK(model::reaction_rate(x, m) == doctest::Approx(lambda).epsilon(1e-12));
+    CHECK(model::make_setup_without_bodies(m).reactions[6].rate ==
           doctest::Approx(lambda).epsilon(1e-12));
-    CHECK(io::soft_doi_rate(lambda, D, sigma, contact, m.repulsion) == doctest::Approx(c.kon).epsilon(1e-9));
+    CHECK(model::soft_doi_rate(lambda, D, sigma, contact, m.repulsion) == doctest::Approx(c.kon).epsilon(1e-9));
   }
   // 1e6 /M/s at sigma 5 nm, D 160 nm^2/us: lambda = 0.00317202474153403 /us (a 30-digit
   // root of Erban-Chapman, mpmath), ~lambda (4/3) pi sigma^3 = kon: reaction-limited.
-  io::Model m = io::parse_model(dimerise("1e6 /M/s"), "model.yaml");
+  model::Model m = model::parse_model(dimerise("1e6 /M/s"), "model.yaml");
   m.repulsion = 0;  // no force inside the reaction ball: Erban-Chapman exactly
-  CHECK(io::reaction_rate(m.reactions[6], m) ==
+  CHECK(model::reaction_rate(m.reactions[6], m) ==
         doctest::Approx(0.00317202474153403468).epsilon(1e-12));
   CHECK(m.reactions[6].given == 1e6);
   CHECK(m.reactions[6].given_unit == "/M/s");
   CHECK(m.reactions[6].rate_at.line == 25);
-  CHECK(io::describe_rate(m.reactions[6], m) ==
+  CHECK(model::describe_rate(m.reactions[6], m) ==
         "dimerise: kon 1e+06 /M/s = 1.66054 nm^3/us -> Doi rate 0.00317202 /us at radius 5 nm "
         "(D_A + D_B = 160 nm^2/us)");
   // kon 0 keeps the rule but never fires it.
-  const io::Model zero = io::parse_model(dimerise("0 /M/s"), "model.yaml");
-  CHECK(io::reaction_rate(zero.reactions[6], zero) == 0);
+  const model::Model zero = model::parse_model(dimerise("0 /M/s"), "model.yaml");
+  CHECK(model::reaction_rate(zero.reactions[6], zero) == 0);
 }
 
 TEST_CASE("rate and kon errors are located") {
@@ -1137,32 +1137,32 @@ TEST_CASE("rate and kon errors are located") {
                  "kon 10.0531 um^3/s = 10053.1 nm^3/us is at or above the diffusion limit "
                  "4 pi D sigma = 10053.1 nm^3/us = 10.0531 um^3/s");
     // Just below it: accepted, a large Doi rate.
-    const io::Model m = io::parse_model(dimerise("kon: 9000 nm^3/us, radius: 5"), "model.yaml");
-    CHECK(io::reaction_rate(m.reactions[6], m) > 500);
+    const model::Model m = model::parse_model(dimerise("kon: 9000 nm^3/us, radius: 5"), "model.yaml");
+    CHECK(model::reaction_rate(m.reactions[6], m) > 500);
   }
   SUBCASE("a model built in code") {
-    io::Model m = io::parse_model(reaction_model, "model.yaml");
+    model::Model m = model::parse_model(reaction_model, "model.yaml");
     m.reactions[6].kon = 1.0;  // dimerise, nm^3/us
-    CHECK(io::reaction_rate(m.reactions[6], m) ==
-          doctest::Approx(io::doi_rate_for_kon_soft(1.0, 160, 5, 2 * m.find_kind("monomer")->radius,
+    CHECK(model::reaction_rate(m.reactions[6], m) ==
+          doctest::Approx(model::doi_rate_for_kon_soft(1.0, 160, 5, 2 * m.find_kind("monomer")->radius,
                                                     m.repulsion)).epsilon(1e-12));
-    CHECK(io::describe_rate(m.reactions[6], m).rfind("dimerise: kon 1 nm^3/us -> Doi rate ", 0) == 0);
+    CHECK(model::describe_rate(m.reactions[6], m).rfind("dimerise: kon 1 nm^3/us -> Doi rate ", 0) == 0);
     m.reactions[6].kon = 2e4;
-    CHECK_THROWS_WITH_AS(io::validate(m),
+    CHECK_THROWS_WITH_AS(model::validate(m),
                          doctest::Contains("reactions[6].kon: kon 20000 nm^3/us is at or above "
                                            "the diffusion limit 4 pi D sigma = 10053.1 nm^3/us "
                                            "(D = D_A + D_B = 160 nm^2/us, radius 5 nm)"),
                          ModelError);
     m.reactions[6].kon = -1;
-    CHECK_THROWS_WITH_AS(io::validate(m), doctest::Contains("reactions[6].kon: expected a rate constant >= 0"),
+    CHECK_THROWS_WITH_AS(model::validate(m), doctest::Contains("reactions[6].kon: expected a rate constant >= 0"),
                          ModelError);
-    m = io::parse_model(reaction_model, "model.yaml");
+    m = model::parse_model(reaction_model, "model.yaml");
     m.reactions[1].kon = 1.0;  // binding: a membrane species
-    CHECK_THROWS_WITH_AS(io::validate(m), doctest::Contains("reactions[1].kon: kon: converts"),
+    CHECK_THROWS_WITH_AS(model::validate(m), doctest::Contains("reactions[1].kon: kon: converts"),
                          ModelError);
-    m = io::parse_model(reaction_model, "model.yaml");
+    m = model::parse_model(reaction_model, "model.yaml");
     m.reactions[0].kon = 1.0;  // one reactant
-    CHECK_THROWS_WITH_AS(io::validate(m), doctest::Contains("reactions[0].kon: kon: is the rate "
+    CHECK_THROWS_WITH_AS(model::validate(m), doctest::Contains("reactions[0].kon: kon: is the rate "
                                                             "constant of a rule with two reactants"),
                          ModelError);
   }

@@ -14,7 +14,7 @@
 #include "cli_helpers.h"
 #include "nestsim/io/h5md.h"
 #include "nestsim/io/repair.h"
-#include "nestsim/io/scene_csv.h"  // InputError
+#include "nestsim/io/errors.h"
 
 using namespace nestsim::testing;
 
@@ -206,7 +206,7 @@ TEST_CASE("repair_trajectory: a per-slot series damaged at its last frame; backu
   // Frames 0-89 as they were: the last one read back equals the undamaged copy's.
   const nestsim::io::Checkpoint repaired = nestsim::io::read_last_frame(file);
   CHECK(repaired.frames == 90);
-  const nestsim::sim::Frame expected = nestsim::io::read_frame(copy, 89);
+  const nestsim::model::Frame expected = nestsim::io::read_frame(copy, 89);
   CHECK(repaired.frame.step == expected.step);
   CHECK(repaired.frame.id == expected.id);
   CHECK(repaired.frame.position == expected.position);

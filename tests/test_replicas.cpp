@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "frame_checks.h"
-#include "nestsim/io/model.h"
-#include "nestsim/io/placement.h"
+#include "nestsim/model/model.h"
+#include "nestsim/model/placement.h"
 #include "nestsim/sim/replicas.h"
 #include "nestsim/sim/simulation.h"
 
@@ -23,12 +23,12 @@ namespace {
 // The default model with seeds 40, 41, ... (placement and noise): reactions, budding and
 // fusion change the bodies, their parents and membranes between frames, so a copy that
 // saw another's state would differ.
-std::vector<sim::Setup> default_setups(int count) {
-  io::Model model = io::load_model(NESTSIM_SOURCE_DIR "/models/default.yaml");
-  std::vector<sim::Setup> out;
+std::vector<model::Setup> default_setups(int count) {
+  model::Model model = model::load_model(NESTSIM_SOURCE_DIR "/models/default.yaml");
+  std::vector<model::Setup> out;
   for (int r = 0; r < count; ++r) {
     model.seed = 40 + uint64_t(r);
-    out.push_back(io::make_setup(model));
+    out.push_back(model::make_setup(model));
   }
   return out;
 }
@@ -41,7 +41,7 @@ TEST_CASE("replicas side by side are their separate runs, bit for bit") {
   const uint64_t steps = 150;
   const auto setups = default_setups(count);
 
-  std::vector<sim::Frame> separate;
+  std::vector<model::Frame> separate;
   for (const auto& s : setups) {
     sim::Simulation one(s);
     one.run(steps);

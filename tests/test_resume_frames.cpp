@@ -16,8 +16,8 @@
 
 #include "cli_helpers.h"
 #include "nestsim/io/h5md.h"
-#include "nestsim/io/model.h"
-#include "nestsim/io/placement.h"
+#include "nestsim/model/model.h"
+#include "nestsim/model/placement.h"
 #include "nestsim/sim/simulation.h"
 
 using namespace nestsim;
@@ -47,17 +47,17 @@ const char* const kBuddingModel =
     "reactions:\n"
     "  - {name: budding, rule: \"complex on cell -> vesicle + complex on vesicle\", rate: 40}\n";
 
-sim::Setup budding_setup() {
+model::Setup budding_setup() {
   const std::string path = temp_path("buds.yaml");
   std::ofstream(path) << kBuddingModel;
-  return io::make_setup(io::load_model(path));
+  return model::make_setup(model::load_model(path));
 }
 
 double min_image(double d, double edge) { return d - edge * std::nearbyint(d / edge); }
 
 // Bodies whose ball is outside their parent's lumen by the strict test of the moves,
 // |x_i - x_p|^2 <= (lumen - r_i)^2, at rest: what a resume used to refuse.
-int strictly_outside(const sim::Frame& f, const std::array<double, 3>& box) {
+int strictly_outside(const model::Frame& f, const std::array<double, 3>& box) {
   std::map<int64_t, std::size_t> slot;
   for (std::size_t s = 0; s < f.id.size(); ++s)
     if (f.id[s] >= 0) slot[f.id[s]] = s;
@@ -81,7 +81,7 @@ bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
 }
 
-bool same_frame(const sim::Frame& a, const sim::Frame& b) {
+bool same_frame(const model::Frame& a, const model::Frame& b) {
   return a.step == b.step && std::memcmp(&a.time, &b.time, sizeof a.time) == 0 &&
          a.next_id == b.next_id && a.reaction_events == b.reaction_events &&
          same_bytes(a.position, b.position) && same_bytes(a.image, b.image) && a.id == b.id &&
@@ -92,7 +92,7 @@ bool same_frame(const sim::Frame& a, const sim::Frame& b) {
 }  // namespace
 
 TEST_CASE("a run is resumed from every frame of its trajectory, touching buds included") {
-  const sim::Setup setup = budding_setup();
+  const model::Setup setup = budding_setup();
   const std::string path = temp_path("buds.h5");
   uint64_t frames = 0;
   {
@@ -108,9 +108,9 @@ TEST_CASE("a run is resumed from every frame of its trajectory, touching buds in
   }
   REQUIRE(frames == setup.steps + 1);
   int touching_frames = 0, buds = 0;
-  sim::Frame next = io::read_frame(path, 0);
+  model::Frame next = io::read_frame(path, 0);
   for (uint64_t f = 0; f + 1 < frames; ++f) {
-    const sim::Frame here = next;
+    const model::Frame here = next;
     next = io::read_frame(path, f + 1);
     if (strictly_outside(here, setup.box) > 0) ++touching_frames;
     buds = int(here.reaction_events.at(0));
@@ -129,9 +129,9 @@ TEST_CASE("a run is resumed from every frame of its trajectory, touching buds in
 }
 
 TEST_CASE("restore accepts a body on its parent's inner wall and refuses one past it") {
-  const sim::Setup setup = budding_setup();
+  const model::Setup setup = budding_setup();
   sim::Simulation simulation(setup);
-  const sim::Frame start = simulation.frame();
+  const model::Frame start = simulation.frame();
   // A crowder put on the cell's inner wall, along directions until the rounding of
   // x_p + u (lumen - r) leaves it a hair outside by the strict test, as budding does.
   std::size_t crowder = 0;
@@ -142,7 +142,7 @@ TEST_CASE("restore accepts a body on its parent's inner wall and refuses one pas
   while (start.id[cell] != start.parent[crowder]) ++cell;
   const std::array<double, 3> centre = start.position[cell];
   const double room = start.radius[cell] - start.thickness[cell] - start.radius[crowder];
-  sim::Frame on_wall = start;
+  model::Frame on_wall = start;
   bool found = false;
   for (int t = 1; t < 2000 && !found; ++t) {
     const double a = 0.37 * t, b = 0.11 * t;
@@ -157,7 +157,7 @@ TEST_CASE("restore accepts a body on its parent's inner wall and refuses one pas
   CHECK_NOTHROW(resumed.restore(on_wall));
   resumed.run(2);  // and the steps go on from it
   // 1e-6 of the radius past the wall is an overlap, not rounding.
-  sim::Frame past = on_wall;
+  model::Frame past = on_wall;
   for (int k = 0; k < 3; ++k)
     past.position[crowder][k] =
         centre[k] + (on_wall.position[crowder][k] - centre[k]) * (1 + 1e-6);

@@ -13,8 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "nestsim/io/model.h"
-#include "nestsim/io/placement.h"
+#include "nestsim/model/model.h"
+#include "nestsim/model/placement.h"
 #include "nestsim/sim/simulation.h"
 #include "sim_helpers.h"
 
@@ -27,14 +27,14 @@ const std::string kScenario = NESTSIM_SOURCE_DIR "/models/receptor_recycling.yam
 const std::string kDefault = NESTSIM_SOURCE_DIR "/models/default.yaml";
 
 // Kind and rule indices by name, so the test follows the file.
-uint32_t kind_of(const sim::Setup& s, const std::string& name) {
+uint32_t kind_of(const model::Setup& s, const std::string& name) {
   for (std::size_t k = 0; k < s.kinds.size(); ++k)
     if (s.kinds[k].name == name) return uint32_t(k);
   FAIL("the scenario has no kind '" << name << "'");
   return 0;
 }
 
-std::size_t rule_of(const sim::Setup& s, const std::string& name) {
+std::size_t rule_of(const model::Setup& s, const std::string& name) {
   for (std::size_t r = 0; r < s.reactions.size(); ++r)
     if (s.reactions[r].name == name) return r;
   FAIL("the scenario has no reaction '" << name << "'");
@@ -43,14 +43,14 @@ std::size_t rule_of(const sim::Setup& s, const std::string& name) {
 
 // A frame indexed by body id.
 struct ById {
-  const sim::Setup& s;
-  const sim::Frame& f;
+  const model::Setup& s;
+  const model::Frame& f;
   std::unordered_map<int64_t, std::size_t> slot;
-  ById(const sim::Setup& setup, const sim::Frame& frame) : s(setup), f(frame) {
+  ById(const model::Setup& setup, const model::Frame& frame) : s(setup), f(frame) {
     for (std::size_t i = 0; i < f.id.size(); ++i)
       if (f.id[i] >= 0) slot[f.id[i]] = i;
   }
-  const sim::Kind& kind(std::size_t i) const { return s.kinds[std::size_t(f.kind[i])]; }
+  const model::Kind& kind(std::size_t i) const { return s.kinds[std::size_t(f.kind[i])]; }
   bool compartment(std::size_t i) const { return kind(i).compartment; }
   std::string name(std::size_t i) const { return kind(i).name + " " + std::to_string(f.id[i]); }
   double mid(std::size_t i) const { return f.radius[i] - 0.5 * f.thickness[i]; }
@@ -72,7 +72,7 @@ struct ById {
 // parent's mid-surface, and outside the mid-surface ball of every compartment that
 // shares its parent. `what` names the first violation.
 std::size_t nesting_violations(const ById& b, std::string& what) {
-  const sim::Frame& f = b.f;
+  const model::Frame& f = b.f;
   std::size_t bad = 0;
   const auto fail = [&](const std::string& w) {
     if (!bad++) what = "step " + std::to_string(f.step) + ": " + w;
@@ -137,7 +137,7 @@ std::map<std::string, std::size_t> receptors_by_place(const ById& b, uint32_t re
   return out;
 }
 
-std::size_t count_kind(const sim::Frame& f, uint32_t kind) {
+std::size_t count_kind(const model::Frame& f, uint32_t kind) {
   std::size_t n = 0;
   for (std::size_t i = 0; i < f.id.size(); ++i) n += f.id[i] >= 0 && f.kind[i] == int32_t(kind);
   return n;
@@ -156,8 +156,8 @@ double lumen_cubed(const ById& b, const std::vector<uint32_t>& kinds) {
 }  // namespace
 
 TEST_CASE("the default model is the receptor-recycling scenario") {
-  const io::Model scenario = io::load_model(kScenario), fallback = io::load_model(kDefault);
-  const sim::Setup a = io::make_setup(scenario), b = io::make_setup(fallback);
+  const model::Model scenario = model::load_model(kScenario), fallback = model::load_model(kDefault);
+  const model::Setup a = model::make_setup(scenario), b = model::make_setup(fallback);
   CHECK(fallback.output_file == "out.h5");  // ./build.sh run and the README read out.h5
   CHECK(a.box == b.box);
   CHECK(a.boundary == b.boundary);
@@ -195,8 +195,8 @@ TEST_CASE("the default model is the receptor-recycling scenario") {
 }
 
 TEST_CASE("the nesting checker sees a body on the wrong side of a membrane") {
-  const sim::Setup setup = io::make_setup(io::load_model(kScenario));
-  const sim::Frame start = sim::Simulation(setup).frame();
+  const model::Setup setup = model::make_setup(model::load_model(kScenario));
+  const model::Frame start = sim::Simulation(setup).frame();
   std::string what;
   REQUIRE(nesting_violations(ById(setup, start), what) == 0);
   const ById b(setup, start);
@@ -210,7 +210,7 @@ TEST_CASE("the nesting checker sees a body on the wrong side of a membrane") {
   };
   const std::size_t cell = first("cell"), ilv = first("ilv");
   const auto broken = [&](std::size_t i, const std::array<double, 3>& to) {
-    sim::Frame g = start;
+    model::Frame g = start;
     g.position[i] = to;
     return nesting_violations(ById(setup, g), what);
   };
@@ -242,7 +242,7 @@ TEST_CASE(
     "receptor recycling, 10,000 steps: receptors conserved, membranes respected, "
     "binding, budding and fusion happen" *
     doctest::timeout(300)) {
-  const sim::Setup setup = io::make_setup(io::load_model(kScenario));
+  const model::Setup setup = model::make_setup(model::load_model(kScenario));
   const uint32_t cell = kind_of(setup, "cell"), lysosome = kind_of(setup, "lysosome");
   const uint32_t vesicle = kind_of(setup, "vesicle"), ligand = kind_of(setup, "ligand");
   const uint32_t receptor = kind_of(setup, "receptor"), complex = kind_of(setup, "complex");
@@ -251,7 +251,7 @@ TEST_CASE(
   const std::size_t rules = setup.reactions.size();
 
   sim::Simulation sim(setup);
-  const sim::Frame first = sim.frame();
+  const model::Frame first = sim.frame();
   const ById start(setup, first);
   const std::size_t receptors0 = count_kind(first, receptor) + count_kind(first, complex);
   const std::size_t ligands0 = count_kind(first, ligand) + count_kind(first, complex);
@@ -266,7 +266,7 @@ TEST_CASE(
   CHECK_MESSAGE(nesting_violations(start, what) == 0, what);
 
   const uint64_t steps = 10000, every = 500;
-  sim::Frame f;
+  model::Frame f;
   while (sim.step() < steps) {
     sim.run(every);
     f = sim.frame();

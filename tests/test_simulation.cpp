@@ -14,6 +14,8 @@
 #include "sim_helpers.h"
 
 using namespace nestsim::sim;
+
+using namespace nestsim::model;
 using namespace nestsim::testing;
 
 namespace {
@@ -244,7 +246,7 @@ TEST_CASE("periodic images unwrap the trajectory, through reactions and resume")
   const uint32_t a = b.kind("a", false, 0.2, 0.2, 10);
   const uint32_t c = b.kind("c", false, 0.2, 0.2, 10);
   for (int k = 0; k < 40; ++k) b.add(a, {0.3 * k, 11.9, 6});
-  nestsim::sim::Reaction split;
+  nestsim::model::Reaction split;
   split.name = "split";
   split.rate = 2;
   split.reactants = {Term{a, {}}};
@@ -413,7 +415,7 @@ TEST_CASE("collision: solid runs the same trajectory through more broad-phase pa
     if (n.place(rng, 0.3, c, at)) n.add(p, at, c);
   for (const Setup* hollow : {&b.s, &n.s}) {
     Setup solid = *hollow;
-    solid.collision = nestsim::sim::Collision::solid;
+    solid.collision = nestsim::model::Collision::solid;
     Simulation h(*hollow), s(solid);
     h.run(200);
     s.run(200);

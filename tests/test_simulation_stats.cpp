@@ -16,6 +16,8 @@
 #include "sim_helpers.h"
 
 using namespace nestsim::sim;
+
+using namespace nestsim::model;
 using namespace nestsim::testing;
 
 namespace {

@@ -11,8 +11,8 @@
 
 #include "nestsim/io/h5md.h"
 #include "frame_checks.h"
-#include "nestsim/io/model.h"
-#include "nestsim/io/placement.h"
+#include "nestsim/model/model.h"
+#include "nestsim/model/placement.h"
 #include "nestsim/sim/simulation.h"
 
 using namespace nestsim;
@@ -23,8 +23,8 @@ namespace {
 
 // The default model: reactions, budding and fusion change the bodies, their parents and
 // membranes between frames.
-sim::Setup default_setup() {
-  return io::make_setup(io::load_model(NESTSIM_SOURCE_DIR "/models/default.yaml"));
+model::Setup default_setup() {
+  return model::make_setup(model::load_model(NESTSIM_SOURCE_DIR "/models/default.yaml"));
 }
 
 
@@ -32,7 +32,7 @@ sim::Setup default_setup() {
 
 TEST_CASE("a snapshot taken later, on another thread, is the frame of its step") {
   sim::Simulation simulation(default_setup());
-  std::vector<sim::Frame> direct;
+  std::vector<model::Frame> direct;
   std::vector<sim::PendingFrame> pending;
   for (int k = 0; k < 3; ++k) {
     simulation.run(40);
@@ -44,7 +44,7 @@ TEST_CASE("a snapshot taken later, on another thread, is the frame of its step")
   REQUIRE(direct[0].position != direct[2].position);
   // Taken out of order, one on another thread.
   check_same_frame(pending[2].take(), direct[2]);
-  const sim::Frame first = std::async(std::launch::async, [&] { return pending[0].take(); }).get();
+  const model::Frame first = std::async(std::launch::async, [&] { return pending[0].take(); }).get();
   check_same_frame(first, direct[0]);
   check_same_frame(pending[1].take(), direct[1]);
   CHECK_THROWS_AS(pending[1].take(), std::logic_error);
@@ -55,8 +55,8 @@ TEST_CASE("a snapshot taken later, on another thread, is the frame of its step")
 }
 
 TEST_CASE("a snapshot outlives its simulation and survives a restore") {
-  sim::Setup setup = default_setup();
-  sim::Frame direct;
+  model::Setup setup = default_setup();
+  model::Frame direct;
   sim::PendingFrame pending = [&] {
     sim::Simulation simulation(setup);
     simulation.run(25);

@@ -12,12 +12,14 @@
 #include <cstring>
 #include <vector>
 
-#include "nestsim/io/model.h"
-#include "nestsim/io/placement.h"
+#include "nestsim/model/model.h"
+#include "nestsim/model/placement.h"
 #include "nestsim/sim/simulation.h"
 #include "sim_helpers.h"
 
 using namespace nestsim::sim;
+
+using namespace nestsim::model;
 using namespace nestsim::testing;
 
 namespace {
@@ -97,8 +99,8 @@ TEST_CASE("a step with reactions and compartment events waits twice unless event
   // reactions. A step waits for its lists' bounds and once for the reactions' counts
   // (candidates, births, and upper bounds of the events that restructure, fuse or bud);
   // more only when those counts say events may happen or the lists are rebuilt.
-  const Setup s = nestsim::io::make_setup(
-      nestsim::io::load_model(NESTSIM_SOURCE_DIR "/models/default.yaml"));
+  const Setup s = nestsim::model::make_setup(
+      nestsim::model::load_model(NESTSIM_SOURCE_DIR "/models/default.yaml"));
   REQUIRE_FALSE(s.reactions.empty());
   Simulation sim(s);
   sim.run(1);

@@ -373,8 +373,8 @@ TEST_CASE("a trajectory cut short is repaired to the frames that read, and resum
   CHECK(exists(cut + ".damaged"));
   CHECK(!exists(cut + ".padded.tmp"));
   // The frames kept are the whole file's.
-  const nestsim::sim::Frame kept = nestsim::io::read_frame(cut, r.frames_kept - 1);
-  const nestsim::sim::Frame original = nestsim::io::read_frame(whole, r.frames_kept - 1);
+  const nestsim::model::Frame kept = nestsim::io::read_frame(cut, r.frames_kept - 1);
+  const nestsim::model::Frame original = nestsim::io::read_frame(whole, r.frames_kept - 1);
   CHECK(kept.step == original.step);
   CHECK(kept.position == original.position);
   const Run resumed = run_nestsim("run --resume " + q(cut) + " --steps 45");

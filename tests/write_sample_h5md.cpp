@@ -6,8 +6,8 @@
 #include <iostream>
 
 #include "nestsim/io/h5md.h"
-#include "nestsim/io/model.h"
-#include "nestsim/io/placement.h"
+#include "nestsim/model/model.h"
+#include "nestsim/model/placement.h"
 
 int main(int argc, char** argv) {
   if (argc != 4) {
@@ -15,9 +15,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const nestsim::sim::Setup setup = nestsim::io::make_setup(nestsim::io::load_model(argv[1]));
+    const nestsim::model::Setup setup = nestsim::model::make_setup(nestsim::model::load_model(argv[1]));
     nestsim::io::H5mdWriter writer(argv[2], setup, "sample");
-    nestsim::sim::Frame frame = nestsim::io::frame_from_setup(setup);
+    nestsim::model::Frame frame = nestsim::io::frame_from_setup(setup);
     for (long k = 0; k < std::atol(argv[3]); ++k) {
       frame.step = uint64_t(k) * setup.output_every;
       frame.time = double(frame.step) * setup.dt;

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "nestsim/broadphase.h"
-#include "nestsim/io/scene_csv.h"  // InputError
+#include "nestsim/io/errors.h"
 #include "nestsim/io/trajectory.h"
 
 namespace nestsim::analysis {
@@ -103,7 +103,7 @@ class FramePass {
       : info_(info), K_(info.kinds.size()), hsx_(options(info, Overlap::hollow)),
         ssx_(options(info, Overlap::solid)) {}
 
-  void add(uint64_t index, const sim::Frame& fr, AnalysisTables& t) {
+  void add(uint64_t index, const model::Frame& fr, AnalysisTables& t) {
     t.frames.push_back({fr.step, fr.time});
     kind_of_.clear();
     for (std::size_t s = 0; s < fr.id.size(); ++s)
@@ -159,7 +159,7 @@ class FramePass {
 
   // Mean squared displacement: follow the bodies of frame 0 (unwrapped by minimum images
   // between consecutive frames).
-  void follow(uint64_t index, const sim::Frame& fr, std::size_t s) {
+  void follow(uint64_t index, const model::Frame& fr, std::size_t s) {
     if (index == 0) {
       tracks_[fr.id[s]] = {fr.kind[s], fr.position[s], fr.position[s], fr.position[s], 0};
       return;
@@ -198,7 +198,7 @@ class FramePass {
     t.tracked.push_back(std::move(tracked));
   }
 
-  void add_contacts(const sim::Frame& fr, const SphereSet<double>& bodies, AnalysisTables& t) {
+  void add_contacts(const model::Frame& fr, const SphereSet<double>& bodies, AnalysisTables& t) {
     FrameContacts c;
     c.bodies = int64_t(bodies.size());
     c.lists = fr.broadphase_pairs;
@@ -262,7 +262,7 @@ AnalysisTables analyze_trajectory(const TrajectoryInfo& info) {
   FramePass pass(info);
   const uint64_t frames = std::min(info.frames, trajectory.frames());
   for (uint64_t index = 0; index < frames; ++index) {
-    sim::Frame fr;
+    model::Frame fr;
     try {
       fr = trajectory.read_frame(index);
     } catch (const io::InputError& e) {

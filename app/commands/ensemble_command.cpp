@@ -253,7 +253,7 @@ int ensemble_main(const EnsembleArgs& a, int rank, int ranks) {
   int ok = 1;
   std::vector<uint64_t> pending;
   try {
-    const io::Model model = load_model_with_sets(spec.model_path, spec.sets);
+    const model::Model model = load_model_with_sets(spec.model_path, spec.sets);
     spec.base_seed = model.seed;
     if (rank == 0) {
       make_dirs(a.dir);

@@ -9,7 +9,7 @@
 
 #include "commands/commands.h"
 #include "commands/output_file.h"
-#include "nestsim/io/scene_csv.h"
+#include "nestsim/io/errors.h"
 #include "nestsim/io/trajectory.h"
 #include "view/view_trajectory.h"
 
@@ -84,7 +84,7 @@ std::string format_number(double x) {
   return buffer;
 }
 
-void write_block(OutputFile& out, const ViewTrajectory& t, const sim::Frame& frame) {
+void write_block(OutputFile& out, const ViewTrajectory& t, const model::Frame& frame) {
   uint64_t live = 0;
   for (int64_t id : frame.id) live += id >= 0;
   std::string text = std::to_string(live) + "\nLattice=\"";

@@ -73,7 +73,7 @@ class FrameOutput {
 
   void store(sim::PendingFrame& pending) {  // on the writer thread
     const Clock::time_point start = Clock::now();
-    const sim::Frame frame = pending.take();
+    const model::Frame frame = pending.take();
     times_.copy += seconds_since(start);
     writer_.write(frame);
   }

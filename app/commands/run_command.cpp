@@ -19,10 +19,10 @@
 #include "data_dir.h"
 #include "ensemble/ensemble_spec.h"
 #include "nestsim/io/h5md.h"
-#include "nestsim/io/model.h"
-#include "nestsim/io/placement.h"
+#include "nestsim/model/model.h"
+#include "nestsim/model/placement.h"
 #include "nestsim/io/repair.h"
-#include "nestsim/io/resume.h"
+#include "nestsim/model/resume.h"
 #include "nestsim/sim/simulation.h"
 #include "nestsim/version.h"
 
@@ -113,7 +113,7 @@ struct RunArgs {
   uint64_t steps = 0, seed = 0;
   std::size_t frames_in_flight = 2;
   bool phase_times = false;  // --phase-times: SimulationOptions::phase_times
-  std::optional<sim::Collision> collision;
+  std::optional<model::Collision> collision;
   std::vector<SetArg> sets;  // --set KEY=VALUE, in order
 };
 
@@ -130,13 +130,13 @@ uint64_t parse_count(const std::string& flag, const std::string& text) {
   return v;
 }
 
-const char* collision_name(sim::Collision c) {
-  return c == sim::Collision::solid ? "solid" : "hollow";
+const char* collision_name(model::Collision c) {
+  return c == model::Collision::solid ? "solid" : "hollow";
 }
 
-sim::Collision parse_collision(const std::string& flag, const std::string& text) {
-  if (text == "hollow") return sim::Collision::hollow;
-  if (text == "solid") return sim::Collision::solid;
+model::Collision parse_collision(const std::string& flag, const std::string& text) {
+  if (text == "hollow") return model::Collision::hollow;
+  if (text == "solid") return model::Collision::solid;
   throw UsageError(flag + " needs hollow or solid, not '" + text + "'");
 }
 
@@ -231,7 +231,7 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-uint64_t live_bodies(const sim::Frame& f) {
+uint64_t live_bodies(const model::Frame& f) {
   return uint64_t(std::count_if(f.id.begin(), f.id.end(), [](int64_t id) { return id >= 0; }));
 }
 
@@ -270,7 +270,7 @@ void report(const sim::Simulation& simulation, uint64_t frames, const io::WriteT
               static_cast<unsigned long long>(frames));
 }
 
-int simulate(sim::Simulation& simulation, io::H5mdWriter& writer, const sim::Setup& setup,
+int simulate(sim::Simulation& simulation, io::H5mdWriter& writer, const model::Setup& setup,
              uint64_t bodies, const std::string& out, std::size_t frames_in_flight) {
   const uint64_t first = simulation.step(), last = setup.steps;
   const uint64_t every = std::max<uint64_t>(1, setup.output_every);
@@ -316,7 +316,7 @@ int simulate(sim::Simulation& simulation, io::H5mdWriter& writer, const sim::Set
 
 int fresh_run(const RunArgs& a) {
   const std::string model_path = a.model.empty() ? default_model() : a.model;
-  io::Model model = load_model_with_sets(model_path, a.sets);
+  model::Model model = load_model_with_sets(model_path, a.sets);
   if (a.has_steps) model.steps = a.steps;
   if (a.has_seed) model.seed = a.seed;
   // The output path before any work (placement can take a while).
@@ -326,10 +326,10 @@ int fresh_run(const RunArgs& a) {
   } catch (const std::runtime_error& e) {
     throw std::invalid_argument(e.what());
   }
-  sim::Setup setup;
+  model::Setup setup;
   try {
-    setup = io::make_setup(model, [] { return g_stop_signal.load() != 0; });
-  } catch (const io::PlacementStopped&) {
+    setup = model::make_setup(model, [] { return g_stop_signal.load() != 0; });
+  } catch (const model::PlacementStopped&) {
     const int stop = g_stop_signal.load();
     std::fprintf(stderr, "\nnestsim: stopped by %s while placing the bodies; nothing was written\n",
                  stop == SIGTERM ? "SIGTERM" : "Ctrl-C (SIGINT)");
@@ -344,7 +344,7 @@ int fresh_run(const RunArgs& a) {
                static_cast<unsigned long long>(setup.steps), setup.dt, setup.time_unit.c_str(),
                collision_name(setup.collision), sim::Simulation::backend_name().c_str());
   for (const auto& rule : model.reactions)  // rates given with units or as kon, converted
-    if (const std::string line = io::describe_rate(rule, model); !line.empty())
+    if (const std::string line = model::describe_rate(rule, model); !line.empty())
       std::fprintf(stderr, "  %s\n", line.c_str());
   const bool replacing = a.force && ::access(out.c_str(), F_OK) == 0;  // a file, kept
   io::H5mdWriter writer(out, setup, NESTSIM_VERSION_STRING, a.force);
@@ -372,7 +372,7 @@ int fresh_run(const RunArgs& a) {
 // (/observables/model_time) must be exactly that with the stored model's dt. An edited
 // model (another dt) would continue with time going backwards or jumping.
 void check_model_matches_frames(const std::string& path, const io::Checkpoint& c,
-                                const sim::Setup& setup) {
+                                const model::Setup& setup) {
   const double expected = double(c.frame.step) * setup.dt;
   if (c.frame.time == expected) return;
   char what[400];
@@ -386,9 +386,9 @@ void check_model_matches_frames(const std::string& path, const io::Checkpoint& c
 }
 
 int resumed_run(const RunArgs& a) {
-  const io::Resumption r = io::prepare_resume(a.resume, a.steps, a.collision);
+  const model::Resumption r = model::prepare_resume(a.resume, a.steps, a.collision);
   const io::Checkpoint& c = r.checkpoint;
-  const sim::Setup& setup = r.setup;
+  const model::Setup& setup = r.setup;
   check_model_matches_frames(a.resume, c, setup);
   if (r.repair.repaired)
     std::fprintf(stderr, "nestsim run: %s; continuing from step %llu\n",

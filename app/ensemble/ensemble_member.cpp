@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 
 #include "nestsim/io/h5md.h"
-#include "nestsim/io/placement.h"
+#include "nestsim/model/placement.h"
 #include "nestsim/io/repair.h"
-#include "nestsim/io/resume.h"
+#include "nestsim/model/resume.h"
 #include "nestsim/sim/simulation.h"
 #include "nestsim/version.h"
 
@@ -43,7 +43,7 @@ struct Running {
 // Continues `out` when it is this member's and readable (repaired first when a kill
 // damaged it); false when it must be (re)started, with r.how saying why when the file was
 // damaged beyond repair. `complete` is set when it already holds the last step.
-bool try_resume(const io::Model& model, const std::string& out, Running& r, bool& complete) {
+bool try_resume(const model::Model& model, const std::string& out, Running& r, bool& complete) {
   io::Repair repair;
   try {
     repair = io::repair_trajectory(out);
@@ -63,8 +63,8 @@ bool try_resume(const io::Model& model, const std::string& out, Running& r, bool
     return true;
   }
   // What `nestsim run --resume` does: the file's model, seed, collision and rules.
-  const io::Resumption resumption = io::prepare_resume(out, model.steps);
-  const sim::Setup& setup = resumption.setup;
+  const model::Resumption resumption = model::prepare_resume(out, model.steps);
+  const model::Setup& setup = resumption.setup;
   r.last = setup.steps;
   r.every = std::max<uint64_t>(1, setup.output_every);
   r.simulation = std::make_unique<sim::Simulation>(setup);
@@ -75,9 +75,9 @@ bool try_resume(const io::Model& model, const std::string& out, Running& r, bool
   return true;
 }
 
-void start_fresh(const io::Model& model, const std::string& out, Running& r) {
+void start_fresh(const model::Model& model, const std::string& out, Running& r) {
   io::check_output_path(out, true);
-  const sim::Setup setup = io::make_setup(model);
+  const model::Setup setup = model::make_setup(model);
   r.last = setup.steps;
   r.every = std::max<uint64_t>(1, setup.output_every);
   r.simulation = std::make_unique<sim::Simulation>(setup);
@@ -104,7 +104,7 @@ MemberOutcome run_member(const MemberJob& job, const std::atomic<int>& stop) {
   const auto start = std::chrono::steady_clock::now();
   MemberOutcome outcome;
   try {
-    io::Model model = load_model_with_sets(job.model_path, job.sets);
+    model::Model model = load_model_with_sets(job.model_path, job.sets);
     model.seed = job.seed;
     if (job.steps) model.steps = *job.steps;
     Running r;

@@ -6,8 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "nestsim/io/model_edit.h"
-#include "nestsim/io/scene_csv.h"
+#include "nestsim/model/model_edit.h"
+#include "nestsim/io/errors.h"
 
 namespace nestsim::app {
 
@@ -48,30 +48,30 @@ std::string named_sets(const std::vector<SetArg>& sets, const std::string& key) 
 
 }  // namespace
 
-io::Model load_model_with_sets(const std::string& path, const std::vector<SetArg>& sets) {
-  if (sets.empty()) return io::load_model(path);
+model::Model load_model_with_sets(const std::string& path, const std::vector<SetArg>& sets) {
+  if (sets.empty()) return model::load_model(path);
   io::require_regular_file(path, "a model file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) return io::load_model(path);  // its message for a file that cannot be read
+  if (!in) return model::load_model(path);  // its message for a file that cannot be read
   std::ostringstream text;
   text << in.rdbuf();
   std::string edited = text.str();
   for (const SetArg& s : sets) {
     try {
-      edited = io::set_model_value(edited, path, s.key, s.value);
-    } catch (const io::ModelError& e) {
+      edited = model::set_model_value(edited, path, s.key, s.value);
+    } catch (const model::ModelError& e) {
       // The first edit meets the file as written, so its location holds; later ones
       // meet re-emitted text.
       const bool first = &s == &sets.front();
-      throw io::ModelError(path, first ? e.line() : 0, first ? e.column() : 0, e.key(),
-                           e.message() + " (--set " + shown(s.text()) + ")");
+      throw model::ModelError(path, first ? e.line() : 0, first ? e.column() : 0, e.key(),
+                              e.message() + " (--set " + shown(s.text()) + ")");
     }
   }
   try {
-    return io::parse_model(edited, path);
-  } catch (const io::ModelError& e) {
-    throw io::ModelError(path, 0, 0, e.key(),
-                         e.message() + " (after " + named_sets(sets, e.key()) + ")");
+    return model::parse_model(edited, path);
+  } catch (const model::ModelError& e) {
+    throw model::ModelError(path, 0, 0, e.key(),
+                            e.message() + " (after " + named_sets(sets, e.key()) + ")");
   }
 }
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "nestsim/io/model.h"
+#include "nestsim/model/model.h"
 
 namespace nestsim::app {
 
@@ -23,8 +23,8 @@ SetArg parse_set(const std::string& flag, const std::string& argument);
 // Loads the model file and applies the edits in order, then validates the result as a
 // file. An error of an edit, or of the edited model, is a ModelError at the file (line 0)
 // that names the --set argument(s) it concerns (lines of the re-emitted text would
-// mislead). Without edits: io::load_model.
-io::Model load_model_with_sets(const std::string& path, const std::vector<SetArg>& sets);
+// mislead). Without edits: model::load_model.
+model::Model load_model_with_sets(const std::string& path, const std::vector<SetArg>& sets);
 
 // `--scan KEY=v1,v2,...`: one key over values (split at commas).
 struct Scan {

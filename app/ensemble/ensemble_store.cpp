@@ -78,7 +78,7 @@ void write_observables(hid_t group, const Observables& o) {
 
 std::string index_file(const std::string& dir) { return dir + "/ensemble.h5"; }
 
-void prepare_index(const std::string& dir, const EnsembleSpec& spec, const io::Model& model) {
+void prepare_index(const std::string& dir, const EnsembleSpec& spec, const model::Model& model) {
   const std::string path = index_file(dir), definition = spec.definition(model.text);
   if (file_exists(path)) {
     std::string stored;

@@ -35,7 +35,7 @@ std::string index_file(const std::string& dir);  // DIR/ensemble.h5
 
 // Creates DIR/ensemble.h5 for `spec`, or checks that the existing one is the same
 // ensemble (throws std::invalid_argument saying what differs and what to do).
-void prepare_index(const std::string& dir, const EnsembleSpec& spec, const io::Model& model);
+void prepare_index(const std::string& dir, const EnsembleSpec& spec, const model::Model& model);
 
 // Per member: whether the index records it done with its trajectory present.
 std::vector<bool> completed_members(const std::string& dir, const EnsembleSpec& spec);

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "nestsim/io/h5md.h"
-#include "nestsim/io/scene_csv.h"
+#include "nestsim/io/errors.h"
 #include "view/view_trajectory.h"
 
 namespace nestsim::app {
@@ -22,7 +22,7 @@ void put(std::string& out, std::size_t& at, const T& value) {
 
 std::string encode_frame(const std::string& path, uint64_t index, uint64_t max_bodies,
                          const std::vector<ViewKind>& kinds) {
-  sim::Frame frame;
+  model::Frame frame;
   try {
     frame = io::read_frame(path, index);
   } catch (const io::InputError& e) {

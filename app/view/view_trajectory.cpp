@@ -8,16 +8,16 @@
 #include <map>
 #include <sstream>
 
-#include "nestsim/io/model.h"
-#include "nestsim/io/scene_csv.h"  // InputError
+#include "nestsim/model/model.h"
+#include "nestsim/io/errors.h"
 #include "nestsim/io/trajectory.h"
 
 namespace nestsim::app {
 namespace {
 
 // Budding makes compartments from a membrane; fusion merges two compartments.
-std::string role_of(const io::ReactionSpec& rule, const std::vector<ViewKind>& kinds) {
-  const auto compartments = [&](const std::vector<io::RuleTerm>& terms) {
+std::string role_of(const model::ReactionSpec& rule, const std::vector<ViewKind>& kinds) {
+  const auto compartments = [&](const std::vector<model::RuleTerm>& terms) {
     int n = 0;
     for (const auto& term : terms)
       for (const auto& k : kinds)
@@ -32,10 +32,11 @@ std::string role_of(const io::ReactionSpec& rule, const std::vector<ViewKind>& k
 
 void read_reactions(const io::Trajectory& file, ViewTrajectory& t) {
   if (file.reaction_names().empty()) return;
-  std::map<std::string, io::ReactionSpec> rules;
+  std::map<std::string, model::ReactionSpec> rules;
   try {
     const std::string where = file.model_path();
-    const io::Model model = io::parse_model(file.model_text(), where.empty() ? t.path : where);
+    const model::Model model =
+        model::parse_model(file.model_text(), where.empty() ? t.path : where);
     for (const auto& r : model.reactions) rules[r.name] = r;
   } catch (const std::exception&) {
     // A model this build cannot parse (another version): no rule text, no roles.

@@ -46,7 +46,7 @@ class OldFileLock {
 };
 
 // The rules' names, which name their series: non-empty, unique, HDF5 names.
-std::vector<std::string> rule_names(const sim::Setup& setup) {
+std::vector<std::string> rule_names(const model::Setup& setup) {
   std::vector<std::string> rules;
   for (const auto& r : setup.reactions) {
     if (r.name.empty() || r.name.find('/') != std::string::npos || r.name == "." ||
@@ -59,7 +59,7 @@ std::vector<std::string> rule_names(const sim::Setup& setup) {
 }
 
 // /h5md (version, author, creator) and the /particles/bodies groups with the box.
-void write_header(hid_t f, const sim::Setup& setup, const std::string& program_version) {
+void write_header(hid_t f, const model::Setup& setup, const std::string& program_version) {
   {
     const Handle h5md = hdf5::create_group(f, "/h5md");
     hdf5::write_attribute(h5md.get(), "version", std::vector<int32_t>{1, 1});
@@ -74,12 +74,12 @@ void write_header(hid_t f, const sim::Setup& setup, const std::string& program_v
   hdf5::create_group(f, bodies);
   const Handle box = hdf5::create_group(f, "/particles/bodies/box");
   hdf5::write_attribute(box.get(), "dimension", int32_t(3));
-  const std::string b = setup.boundary == sim::Boundary::periodic ? "periodic" : "none";
+  const std::string b = setup.boundary == model::Boundary::periodic ? "periodic" : "none";
   hdf5::write_attribute(box.get(), "boundary", std::vector<std::string>{b, b, b});
 }
 
 // The empty time series of a frame (series_specs(), the lists, images and reactions).
-void create_frame_series(hid_t f, const sim::Setup& setup, hsize_t slots,
+void create_frame_series(hid_t f, const model::Setup& setup, hsize_t slots,
                          const std::vector<std::string>& rules) {
   const hsize_t K = setup.kinds.size();
   const std::vector<SeriesSpec> specs = series_specs();
@@ -107,7 +107,7 @@ void create_frame_series(hid_t f, const sim::Setup& setup, hsize_t slots,
 }
 
 // /parameters: the kinds, the model as read, seed, version, box, units, collision, rules.
-void write_parameters(hid_t f, const sim::Setup& setup, const std::string& program_version,
+void write_parameters(hid_t f, const model::Setup& setup, const std::string& program_version,
                       const std::vector<std::string>& rules) {
   const hsize_t K = setup.kinds.size();
   const Handle p = hdf5::create_group(f, "/parameters");
@@ -209,7 +209,7 @@ void H5mdWriter::Impl::create_step_and_time(const std::string& time_unit) {
 // file shows first that no other process (a run writing it, a reader) has it open. A
 // run killed outright (kill -9, power) leaves the old file whole and the temporary.
 // `made` names the file this call created, removed if the set-up fails.
-H5mdWriter::H5mdWriter(const std::string& path, const sim::Setup& setup,
+H5mdWriter::H5mdWriter(const std::string& path, const model::Setup& setup,
                        const std::string& program_version, bool replace)
     : impl_(std::make_unique<Impl>()) {
   hdf5::quiet();

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "nestsim/io/regular_file.h"
-#include "nestsim/io/scene_csv.h"  // InputError
+#include "nestsim/io/errors.h"
 
 namespace nestsim::io::h5md {
 
@@ -46,8 +46,8 @@ std::string reaction_path(const std::string& rule) {
   return "/observables/reactions/" + rule + "/value";
 }
 
-const char* collision_name(sim::Collision c) {
-  return c == sim::Collision::solid ? "solid" : "hollow";
+const char* collision_name(model::Collision c) {
+  return c == model::Collision::solid ? "solid" : "hollow";
 }
 
 Handle create_series(hid_t f, const std::string& path, hid_t file_type, hid_t memory_type,

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "nestsim/io/hdf5_handle.h"
-#include "nestsim/sim/setup.h"
+#include "nestsim/model/setup.h"
 
 namespace nestsim::io::h5md {
 
@@ -74,7 +74,7 @@ std::vector<SeriesSpec> series_specs();
 std::pair<std::string, double> h5md_time_unit(const std::string& model_unit);
 
 std::string reaction_path(const std::string& rule);
-const char* collision_name(sim::Collision c);
+const char* collision_name(model::Collision c);
 
 // Creates the empty time series `path` ([0][inner...]): chunked, compressed, growing along
 // the frame axis (and the slot axis, inner[0], when per_slot), in its own group with the

@@ -4,17 +4,17 @@
 
 #include "nestsim/io/hdf5_handle.h"
 #include "nestsim/io/h5md.h"
-#include "nestsim/io/scene_csv.h"  // InputError
+#include "nestsim/io/errors.h"
 #include "nestsim/io/trajectory.h"
 
 namespace nestsim::io {
 
-sim::Frame frame_from_setup(const sim::Setup& setup) {
-  sim::Frame fr;
+model::Frame frame_from_setup(const model::Setup& setup) {
+  model::Frame fr;
   fr.next_id = setup.bodies.size();
   for (std::size_t i = 0; i < setup.bodies.size(); ++i) {
-    const sim::Body& b = setup.bodies[i];
-    const sim::Kind& k = setup.kinds.at(b.kind);
+    const model::Body& b = setup.bodies[i];
+    const model::Kind& k = setup.kinds.at(b.kind);
     fr.position.push_back(b.position);
     fr.id.push_back(int64_t(i));
     fr.kind.push_back(int32_t(b.kind));
@@ -62,7 +62,7 @@ bool hdf5_opens(const std::string& path) {
 
 Checkpoint read_last_frame(const std::string& path) { return read_last(Trajectory(path)); }
 
-sim::Frame read_frame(const std::string& path, uint64_t index) {
+model::Frame read_frame(const std::string& path, uint64_t index) {
   return Trajectory(path).read_frame(index);
 }
 

@@ -19,7 +19,7 @@
 #include "h5md_layout.h"
 #include "nestsim/io/h5md.h"
 #include "nestsim/io/repair.h"
-#include "nestsim/io/scene_csv.h"  // InputError
+#include "nestsim/io/errors.h"
 #include "nestsim/io/trajectory.h"
 #include "trajectory_series.h"
 

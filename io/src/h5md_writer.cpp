@@ -133,7 +133,7 @@ void H5mdWriter::close() {
 
 std::string H5mdWriter::file_written() const { return impl_ ? impl_->written : std::string(); }
 
-void H5mdWriter::write(const sim::Frame& fr) {
+void H5mdWriter::write(const model::Frame& fr) {
   if (!impl_) throw std::logic_error("H5mdWriter: write after close");
   hdf5::quiet();  // per thread (thread-safe HDF5): a writer thread's errors unprinted too
   Impl& w = *impl_;
@@ -201,7 +201,7 @@ struct SlotRows {
   std::vector<int32_t> image;  // unknown images (an empty Frame::image) as 0
   KindOfId kind_of;            // of each body id
 
-  SlotRows(const sim::Frame& fr, std::size_t S, std::size_t K)
+  SlotRows(const model::Frame& fr, std::size_t S, std::size_t K)
       : ids(S, -1),
         parents(S, -1),
         membranes(S, -1),
@@ -274,7 +274,7 @@ void H5mdWriter::Impl::grow_slots(std::size_t n) {
 
 // Reaction events in the interval that ends at this frame (all of them at a first frame
 // that already counts some, e.g. a run continued into a new file).
-std::vector<int64_t> H5mdWriter::Impl::interval_events(const sim::Frame& fr) const {
+std::vector<int64_t> H5mdWriter::Impl::interval_events(const model::Frame& fr) const {
   const std::size_t R = reactions.size();
   if (fr.reaction_events.size() != R)
     throw std::invalid_argument("H5mdWriter: the frame counts the events of " +
@@ -291,7 +291,7 @@ std::vector<int64_t> H5mdWriter::Impl::interval_events(const sim::Frame& fr) con
   return interval;
 }
 
-void H5mdWriter::Impl::append(const sim::Frame& fr) {
+void H5mdWriter::Impl::append(const model::Frame& fr) {
   const std::size_t n = fr.id.size();
   if (fr.position.size() != n || fr.kind.size() != n || fr.radius.size() != n ||
       fr.thickness.size() != n || fr.parent.size() != n || fr.membrane.size() != n)

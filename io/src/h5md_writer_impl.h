@@ -80,7 +80,7 @@ struct H5mdWriter::Impl {
     events.assign(rules.size(), 0);
   }
 
-  void append(const sim::Frame& frame);  // write()'s work
+  void append(const model::Frame& frame);  // write()'s work
   // The file's shared step and time datasets, created empty.
   void create_step_and_time(const std::string& time_unit);
   // The frames every series holds (the others' extra rows: a partly written frame).
@@ -93,7 +93,7 @@ struct H5mdWriter::Impl {
   // More bodies than slots: the slot dimension grows to n.
   void grow_slots(std::size_t n);
   // Per rule, the events in the interval that ends at frame `fr`.
-  std::vector<int64_t> interval_events(const sim::Frame& fr) const;
+  std::vector<int64_t> interval_events(const model::Frame& fr) const;
 
   // After a failed write: every series back to `keep` frames (the partly written frame
   // dropped) and the file flushed, so that it holds only complete frames. Returns

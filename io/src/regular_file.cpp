@@ -6,7 +6,7 @@
 
 #include <cerrno>
 
-#include "nestsim/io/scene_csv.h"  // InputError
+#include "nestsim/io/errors.h"
 
 namespace nestsim::io {
 

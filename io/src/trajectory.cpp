@@ -9,7 +9,7 @@
 #include <unordered_map>
 
 #include "h5md_layout.h"
-#include "nestsim/io/scene_csv.h"  // InputError
+#include "nestsim/io/errors.h"
 #include "trajectory_series.h"
 
 namespace nestsim::io {
@@ -196,7 +196,7 @@ struct Reader {
 
   // The values of frame `index` that a reader indexes or sizes with, or that a resumed
   // run would take as its state.
-  void check_values(hsize_t index, const sim::Frame& fr) const {
+  void check_values(hsize_t index, const model::Frame& fr) const {
     const std::string id_path = series_specs()[ts::id].path;
     std::unordered_map<int64_t, std::size_t> slot_of;  // live id -> slot
     int64_t largest = -1;
@@ -252,7 +252,7 @@ struct Reader {
     if (fr.broadphase_pairs < -1) bad(index, std::string(lists_path) + ": below -1");
   }
 
-  sim::Frame frame(hsize_t index) const {
+  model::Frame frame(hsize_t index) const {
     try {
       return read(index);
     } catch (const hdf5::Error& e) {  // a damaged chunk: the file cannot be read there
@@ -260,8 +260,8 @@ struct Reader {
     }
   }
 
-  sim::Frame read(hsize_t index) const {
-    sim::Frame fr;
+  model::Frame read(hsize_t index) const {
+    model::Frame fr;
     const std::size_t S = std::size_t(slots);
     int64_t step_value = 0, next = 0;
     read_row(step.get(), H5T_NATIVE_INT64, index, &step_value);
@@ -335,7 +335,7 @@ const std::string& Trajectory::path() const { return impl_->reader.path; }
 uint64_t Trajectory::frames() const { return impl_->reader.frames; }
 uint64_t Trajectory::slots() const { return impl_->reader.slots; }
 
-sim::Frame Trajectory::read_frame(uint64_t index) const {
+model::Frame Trajectory::read_frame(uint64_t index) const {
   const Reader& r = impl_->reader;
   if (index >= r.frames)
     throw InputError(r.path, 0,

@@ -22,7 +22,7 @@
 #error "pybind11 older than 2.11 does not support Python 3.12 or newer"
 #endif
 
-namespace nestsim::sim {
+namespace nestsim::model {
 struct Frame;
 }
 
@@ -38,7 +38,7 @@ void bind_pairs(py::module_& m);
 void bind_trajectory(py::module_& m);
 
 // Every slot of a frame as a dict of numpy arrays (simulation_binding.cpp).
-py::dict frame_to_dict(const sim::Frame& f);
+py::dict frame_to_dict(const model::Frame& f);
 
 // A file that cannot be written (check_output_path, H5mdWriter): raised as OSError.
 class OutputError : public std::runtime_error {

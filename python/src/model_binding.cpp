@@ -7,7 +7,7 @@
 
 #include "bindings.h"
 #include "model_binding.h"
-#include "nestsim/io/model_edit.h"
+#include "nestsim/model/model_edit.h"
 
 namespace nestsim::python {
 namespace {
@@ -85,7 +85,7 @@ py::object to_python(const YAML::Node& node) {
 }
 
 Model from_text(const std::string& text, const std::string& name) {
-  return Model{io::parse_model(text, name)};
+  return Model{model::parse_model(text, name)};
 }
 
 // Sets KEY and validates the result as a file; the model is unchanged when that throws.
@@ -93,13 +93,13 @@ Model from_text(const std::string& text, const std::string& name) {
 // reported at the model's name with the key it concerns and the edit.
 void set_key(Model& self, const std::string& key, const py::handle& value) {
   const std::string text =
-      io::set_model_value(self.parsed.text, self.parsed.path, key, to_yaml(value, key));
+      model::set_model_value(self.parsed.text, self.parsed.path, key, to_yaml(value, key));
   try {
-    self.parsed = io::parse_model(text, self.parsed.path);
-  } catch (const io::ModelError& e) {
-    throw io::ModelError(self.parsed.path, 0, 0, e.key(),
-                         e.message() + " (after setting " + key + " = " +
-                             py::repr(value).cast<std::string>() + ")");
+    self.parsed = model::parse_model(text, self.parsed.path);
+  } catch (const model::ModelError& e) {
+    throw model::ModelError(self.parsed.path, 0, 0, e.key(),
+                            e.message() + " (after setting " + key + " = " +
+                                py::repr(value).cast<std::string>() + ")");
   }
 }
 
@@ -107,13 +107,13 @@ void set_key(Model& self, const std::string& key, const py::handle& value) {
 // located at the file (line 0), with the same message.
 Model from_file(const std::string& path) {
   try {
-    return Model{io::load_model(path)};
-  } catch (const io::ModelError&) {
+    return Model{model::load_model(path)};
+  } catch (const model::ModelError&) {
     throw;
   } catch (const io::InputError& e) {
     const std::string what = e.what(), prefix = e.file() + ": ";
-    throw io::ModelError(e.file(), 0, 0, "",
-                         what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what);
+    throw model::ModelError(e.file(), 0, 0, "",
+                            what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what);
   }
 }
 
@@ -133,7 +133,7 @@ it is not valid. model["key"] reads a key the text gives; to_yaml(), to_dict().)
       .def_static(
           "from_dict",
           [](const py::dict& d, const std::string& name) {
-            return from_text(io::emit_model(to_yaml(d, "")), name);
+            return from_text(model::emit_model(to_yaml(d, "")), name);
           },
           py::arg("model"), py::arg("name") = "<dict>")
       .def(
@@ -147,7 +147,7 @@ it is not valid. model["key"] reads a key the text gives; to_yaml(), to_dict().)
       .def(
           "__getitem__",
           [](const Model& self, const std::string& key) -> py::object {
-            const YAML::Node node = io::get_model_value(self.parsed.text, self.parsed.path, key);
+            const YAML::Node node = model::get_model_value(self.parsed.text, self.parsed.path, key);
             if (!node.IsDefined()) throw py::key_error(key);
             return to_python(node);
           },
@@ -162,7 +162,7 @@ it is not valid. model["key"] reads a key the text gives; to_yaml(), to_dict().)
       .def(
           "get",
           [](const Model& self, const std::string& key) -> py::object {
-            const YAML::Node node = io::get_model_value(self.parsed.text, self.parsed.path, key);
+            const YAML::Node node = model::get_model_value(self.parsed.text, self.parsed.path, key);
             if (!node.IsDefined()) throw py::key_error(key);
             return to_python(node);
           },

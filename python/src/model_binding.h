@@ -3,12 +3,12 @@
 #pragma once
 #include <string>
 
-#include "nestsim/io/model.h"
+#include "nestsim/model/model.h"
 
 namespace nestsim::python {
 
 struct Model {
-  io::Model parsed;  // parsed.text and parsed.path: the text and the name in messages
+  model::Model parsed;  // parsed.text and parsed.path: the text and the name in messages
 };
 
 }  // namespace nestsim::python

@@ -7,7 +7,7 @@
 #include "host_array.h"
 #include "nestsim/broadphase.h"
 #include "nestsim/io/h5md.h"
-#include "nestsim/io/model.h"
+#include "nestsim/model/model.h"
 #include "nestsim/sim/simulation.h"
 #include "nestsim/version.h"
 
@@ -31,7 +31,7 @@ void raise_located(PyObject* type, const io::InputError& e, long column, const s
 void translate(std::exception_ptr p) {
   try {
     if (p) std::rethrow_exception(p);
-  } catch (const io::ModelError& e) {
+  } catch (const model::ModelError& e) {
     raise_located(g_model_error, e, e.column(), e.key());
   } catch (const io::InputError& e) {
     raise_located(g_input_error, e, 0, "");

@@ -10,7 +10,7 @@
 
 #include "bindings.h"
 #include "model_binding.h"
-#include "nestsim/io/placement.h"
+#include "nestsim/model/placement.h"
 #include "nestsim/sim/replicas.h"
 
 namespace nestsim::python {
@@ -31,14 +31,14 @@ class Replicas {
       throw std::invalid_argument("collision must be 'hollow' or 'solid', not '" + *collision +
                                   "'");
     // Replica r: the model with seed + r, placement included (Simulation(model, seed + r)).
-    std::vector<sim::Setup> setups;
-    io::Model copy = model_;
+    std::vector<model::Setup> setups;
+    model::Model copy = model_;
     for (int r = 0; r < count; ++r) {
       copy.seed = model_.seed + uint64_t(r);
-      setups.push_back(io::make_setup(copy));
+      setups.push_back(model::make_setup(copy));
       if (collision)
         setups.back().collision =
-            *collision == "solid" ? sim::Collision::solid : sim::Collision::hollow;
+            *collision == "solid" ? model::Collision::solid : model::Collision::hollow;
     }
     setup_ = setups.front();
     py::gil_scoped_release released;
@@ -64,7 +64,7 @@ class Replicas {
 
   py::dict frame(int r) const {
     check_index(r);
-    sim::Frame f;
+    model::Frame f;
     {
       py::gil_scoped_release released;
       f = (*engines_)[r].frame();
@@ -72,7 +72,7 @@ class Replicas {
     return frame_to_dict(f);
   }
   py::list frames() const {
-    std::vector<sim::Frame> all;
+    std::vector<model::Frame> all;
     {
       py::gil_scoped_release released;
       all = engines_->frames();
@@ -91,8 +91,8 @@ class Replicas {
     for (int r = 0; r < size(); ++r) out.push_back((*engines_)[r].rejected_moves());
     return out;
   }
-  const io::Model& model() const { return model_; }
-  const sim::Setup& setup() const { return setup_; }
+  const model::Model& model() const { return model_; }
+  const model::Setup& setup() const { return setup_; }
 
  private:
   void check_index(int r) const {
@@ -100,12 +100,12 @@ class Replicas {
       throw py::index_error("replica " + std::to_string(r) + " of " + std::to_string(size()));
   }
 
-  io::Model model_;
-  sim::Setup setup_;
+  model::Model model_;
+  model::Setup setup_;
   std::unique_ptr<sim::Replicas> engines_;
 };
 
-py::list names_of_kinds(const sim::Setup& s) {
+py::list names_of_kinds(const model::Setup& s) {
   py::list names;
   for (const auto& k : s.kinds) names.append(k.name);
   return names;
@@ -135,7 +135,7 @@ void bind_replicas(py::module_& m) {
                              [](const Replicas& s) { return s.setup().output_every; })
       .def_property_readonly("collision",
                              [](const Replicas& s) {
-                               return s.setup().collision == sim::Collision::solid ? "solid"
+                               return s.setup().collision == model::Collision::solid ? "solid"
                                                                                    : "hollow";
                              })
       .def_property_readonly("kinds", [](const Replicas& s) { return names_of_kinds(s.setup()); })
@@ -147,7 +147,7 @@ void bind_replicas(py::module_& m) {
                              })
       .def_property_readonly("box", [](const Replicas& s) { return s.setup().box; })
       .def_property_readonly("periodic", [](const Replicas& s) {
-        return s.setup().boundary == sim::Boundary::periodic;
+        return s.setup().boundary == model::Boundary::periodic;
       });
 }
 

@@ -16,14 +16,14 @@
 #include "host_array.h"
 #include "model_binding.h"
 #include "nestsim/io/h5md.h"
-#include "nestsim/io/placement.h"
+#include "nestsim/model/placement.h"
 #include "nestsim/io/repair.h"
 #include "nestsim/sim/simulation.h"
 #include "nestsim/version.h"
 
 namespace nestsim::python {
 // Every slot of a frame as numpy arrays (empty slots: id -1).
-py::dict frame_to_dict(const sim::Frame& f) {
+py::dict frame_to_dict(const model::Frame& f) {
   py::dict d;
   d["step"] = f.step;
   d["time"] = f.time;
@@ -45,9 +45,9 @@ py::dict frame_to_dict(const sim::Frame& f) {
 
 namespace {
 
-sim::Collision parse_collision(const std::string& text) {
-  if (text == "hollow") return sim::Collision::hollow;
-  if (text == "solid") return sim::Collision::solid;
+model::Collision parse_collision(const std::string& text) {
+  if (text == "hollow") return model::Collision::hollow;
+  if (text == "solid") return model::Collision::solid;
   throw std::invalid_argument("collision must be 'hollow' or 'solid', not '" + text + "'");
 }
 
@@ -72,7 +72,7 @@ class Simulation {
         throw OutputError(message);
       }
     }
-    setup_ = io::make_setup(model_);
+    setup_ = model::make_setup(model_);
     if (collision) setup_.collision = parse_collision(*collision);
     engine_ = std::make_unique<sim::Simulation>(setup_);
     if (!output) return;
@@ -105,14 +105,14 @@ class Simulation {
       throw py::error_already_set();
     const io::Checkpoint c = io::read_last_frame(path);
     std::unique_ptr<Simulation> s(new Simulation());
-    s->model_ = io::parse_model(c.model_text, c.model_path);
+    s->model_ = model::parse_model(c.model_text, c.model_path);
     s->model_.seed = c.seed;
-    s->setup_ = io::make_setup(s->model_);
+    s->setup_ = model::make_setup(s->model_);
     if (!c.collision.empty()) {
       if (c.collision != "hollow" && c.collision != "solid")
         throw io::InputError(path, 0,
                              "/parameters/collision is '" + c.collision + "', not hollow or solid");
-      const sim::Collision stored = parse_collision(c.collision);
+      const model::Collision stored = parse_collision(c.collision);
       if (collision && parse_collision(*collision) != stored)
         throw std::invalid_argument("collision '" + *collision + "': " + path +
                                     " was written with collision " + c.collision +
@@ -167,7 +167,7 @@ class Simulation {
   }
 
   py::dict frame() const {
-    sim::Frame f;
+    model::Frame f;
     {
       py::gil_scoped_release released;
       f = engine_->frame();
@@ -177,8 +177,8 @@ class Simulation {
 
   uint64_t step() const { return engine_->step(); }
   double time() const { return engine_->time(); }
-  const io::Model& model() const { return model_; }
-  const sim::Setup& setup() const { return setup_; }
+  const model::Model& model() const { return model_; }
+  const model::Setup& setup() const { return setup_; }
   const std::string& output() const { return output_; }
   uint64_t frames() const { return writer_ ? writer_->frames() : 0; }
   uint64_t rejected_moves() const { return engine_->rejected_moves(); }
@@ -202,8 +202,8 @@ class Simulation {
     if (writer_ && written_step_ != int64_t(engine_->step())) write_frame();
   }
 
-  io::Model model_;
-  sim::Setup setup_;
+  model::Model model_;
+  model::Setup setup_;
   std::unique_ptr<sim::Simulation> engine_;
   std::unique_ptr<io::H5mdWriter> writer_;
   std::string output_;
@@ -237,7 +237,7 @@ void bind_simulation(py::module_& m) {
                              [](const Simulation& s) { return s.setup().output_every; })
       .def_property_readonly("collision",
                              [](const Simulation& s) {
-                               return s.setup().collision == sim::Collision::solid ? "solid"
+                               return s.setup().collision == model::Collision::solid ? "solid"
                                                                                    : "hollow";
                              })
       .def_property_readonly("kinds",
@@ -261,7 +261,7 @@ void bind_simulation(py::module_& m) {
       .def_property_readonly("box", [](const Simulation& s) { return s.setup().box; })
       .def_property_readonly("periodic",
                              [](const Simulation& s) {
-                               return s.setup().boundary == sim::Boundary::periodic;
+                               return s.setup().boundary == model::Boundary::periodic;
                              })
       .def_property_readonly("units", [](const Simulation& s) {
         return py::make_tuple(s.setup().length_unit, s.setup().time_unit);

@@ -7,7 +7,7 @@
 
 #include "bindings.h"
 #include "host_array.h"
-#include "nestsim/io/scene_csv.h"  // InputError
+#include "nestsim/io/errors.h"
 #include "nestsim/io/trajectory.h"
 
 namespace nestsim::python {
@@ -37,7 +37,7 @@ void bind_trajectory(py::module_& m) {
       .def_property_readonly("frames", [](const OpenTrajectory& t) { return t.get().frames(); })
       .def("read_frame",
            [](const OpenTrajectory& t, uint64_t index) {
-             sim::Frame f;
+             model::Frame f;
              {
                py::gil_scoped_release released;
                f = t.get().read_frame(index);
@@ -87,7 +87,7 @@ void bind_trajectory(py::module_& m) {
         return numpy_of(t.get().reaction_events(rule));
       });
   m.def("read_frame", [](const std::string& path, uint64_t index) {
-    sim::Frame f;
+    model::Frame f;
     {
       py::gil_scoped_release released;
       f = io::Trajectory(path).read_frame(index);

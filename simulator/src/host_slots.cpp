@@ -27,7 +27,7 @@ void invalid(const std::string& what) {
   throw std::invalid_argument("nestsim simulation: " + what);
 }
 
-void validate_setup(const Setup& s, const SimulationOptions& options) {
+void validate_setup(const model::Setup& s, const SimulationOptions& options) {
   if (s.dim != 2 && s.dim != 3) invalid("dim must be 2 or 3, not " + std::to_string(s.dim));
   if (!(s.dt > 0)) invalid("dt must be > 0");
   if (!(s.kT > 0)) invalid("kT must be > 0");
@@ -36,7 +36,7 @@ void validate_setup(const Setup& s, const SimulationOptions& options) {
     if (!(s.box[k] > 0 && std::isfinite(s.box[k])))
       invalid("box edge " + std::to_string(k) + " must be > 0");
   for (std::size_t k = 0; k < s.kinds.size(); ++k) {
-    const Kind& kind = s.kinds[k];
+    const model::Kind& kind = s.kinds[k];
     if (!(kind.radius > 0)) invalid("kind '" + kind.name + "': radius must be > 0");
     if (!(kind.thickness >= 0 && kind.thickness <= kind.radius))
       invalid("kind '" + kind.name + "': thickness must be in [0, radius]");
@@ -45,18 +45,19 @@ void validate_setup(const Setup& s, const SimulationOptions& options) {
   if (!(options.skin >= 0)) invalid("skin must be >= 0");
   // The stiffest soft contact must be resolved to the accuracy the setup asks for
   // (time_step.h): refuse a larger step instead of producing biased contacts.
-  std::vector<ContactKind> contact;
-  for (const Kind& kind : s.kinds)
+  std::vector<model::ContactKind> contact;
+  for (const model::Kind& kind : s.kinds)
     contact.push_back({kind.compartment, kind.membrane, kind.diffusion});
-  const double soft = s.contacts == Contacts::soft ? s.repulsion : 0;  // hard, none: no stiffness
-  const double largest = max_dt(contact, soft, s.kT, s.dt_limit);
+  // hard, none: no stiffness
+  const double soft = s.contacts == model::Contacts::soft ? s.repulsion : 0;
+  const double largest = model::max_dt(contact, soft, s.kT, s.dt_limit);
   if (s.dt > largest) {
     char msg[512];
     std::snprintf(msg, sizeof msg,
                   "time step too large for accurate contacts: (D_a + D_b) / kT * repulsion "
                   "* dt = %g for the fastest soft pair, above %g; use dt <= %g",
-                  s.dt * contact_rate(contact, soft, s.kT),
-                  contact_step_limit(s.dt_limit), largest);
+                  s.dt * model::contact_rate(contact, soft, s.kT),
+                  model::contact_step_limit(s.dt_limit), largest);
     invalid(msg);
   }
 }
@@ -72,7 +73,7 @@ namespace {
 // ids stay the indices in Setup::bodies. The order is a pure function of the setup, so
 // runs stay bitwise reproducible; it changes the association of force sums (neighbours
 // are summed in slot order), i.e. the last bits, not the statistics.
-std::vector<uint32_t> initial_slots(const Setup& s, bool spatial) {
+std::vector<uint32_t> initial_slots(const model::Setup& s, bool spatial) {
   const std::size_t n = s.bodies.size();
   std::vector<uint32_t> order(n);
   for (std::size_t i = 0; i < n; ++i) order[i] = uint32_t(i);
@@ -96,13 +97,13 @@ std::vector<uint32_t> initial_slots(const Setup& s, bool spatial) {
 
 // Kinds in range, links to live compartments, acyclic parent chains; sets the derived
 // fields (compartment, diffusion).
-void check_links(const Setup& setup, HostSlots& h) {
+void check_links(const model::Setup& setup, HostSlots& h) {
   const std::size_t n = h.id.size();
   for (std::size_t i = 0; i < n; ++i) {  // derived fields first: links may point forward
     if (h.id[i] < 0) continue;
     if (h.kind[i] < 0 || std::size_t(h.kind[i]) >= setup.kinds.size())
       invalid("body " + std::to_string(h.id[i]) + ": kind out of range");
-    const Kind& kind = setup.kinds[std::size_t(h.kind[i])];
+    const model::Kind& kind = setup.kinds[std::size_t(h.kind[i])];
     h.compartment[i] = kind.compartment ? 1 : 0;
     h.diffusion[i] = kind.diffusion;
   }
@@ -130,8 +131,8 @@ void check_links(const Setup& setup, HostSlots& h) {
 
 // Membrane-bound bodies take their membrane's parent and are projected onto its
 // mid-surface.
-void project_bound(const Setup& setup, HostSlots& h) {
-  const bool periodic = setup.boundary == Boundary::periodic;
+void project_bound(const model::Setup& setup, HostSlots& h) {
+  const bool periodic = setup.boundary == model::Boundary::periodic;
   for (std::size_t i = 0; i < h.id.size(); ++i) {
     const int32_t c = h.membrane[i];
     if (h.id[i] < 0 || c < 0) continue;
@@ -153,8 +154,8 @@ void project_bound(const Setup& setup, HostSlots& h) {
 }
 
 // Periodic: positions wrapped into the box; reflective: top-level bodies wholly inside.
-void fit_box(const Setup& setup, HostSlots& h) {
-  const bool periodic = setup.boundary == Boundary::periodic;
+void fit_box(const model::Setup& setup, HostSlots& h) {
+  const bool periodic = setup.boundary == model::Boundary::periodic;
   for (std::size_t i = 0; i < h.id.size(); ++i) {
     if (h.id[i] < 0) continue;
     for (int k = 0; k < setup.dim; ++k) {
@@ -176,7 +177,7 @@ void fit_box(const Setup& setup, HostSlots& h) {
 
 // Validates slots (kinds, parents, membranes, acyclic chains), sets the derived fields
 // and projects bound bodies onto their membrane's mid-surface.
-void prepare(const Setup& setup, HostSlots& h) {
+void prepare(const model::Setup& setup, HostSlots& h) {
   check_links(setup, h);
   project_bound(setup, h);
   fit_box(setup, h);
@@ -184,7 +185,7 @@ void prepare(const Setup& setup, HostSlots& h) {
 
 }  // namespace
 
-HostSlots slots_of_setup(const Setup& setup, bool spatial_slots) {
+HostSlots slots_of_setup(const model::Setup& setup, bool spatial_slots) {
   const std::size_t n = setup.bodies.size();
   const std::size_t capacity = std::max<std::size_t>(setup.capacity, n);
   if (capacity >= (std::size_t(1) << 31)) invalid("capacity must be < 2^31 slots");
@@ -192,9 +193,9 @@ HostSlots slots_of_setup(const Setup& setup, bool spatial_slots) {
   HostSlots h;
   h.resize(capacity);
   for (std::size_t i = 0; i < n; ++i) {
-    const Body& b = setup.bodies[i];
+    const model::Body& b = setup.bodies[i];
     if (b.kind >= setup.kinds.size()) invalid("body " + std::to_string(i) + ": kind out of range");
-    const Kind& kind = setup.kinds[b.kind];
+    const model::Kind& kind = setup.kinds[b.kind];
     const std::size_t slot = slot_of[i];
     for (int k = 0; k < 3; ++k) h.x[k][slot] = k < setup.dim ? b.position[k] : 0.0;
     h.id[slot] = int64_t(i);
@@ -214,7 +215,7 @@ HostSlots slots_of_setup(const Setup& setup, bool spatial_slots) {
 namespace {
 
 // The slot of each body id of a frame (its index), checked unique and below next_id.
-std::unordered_map<int64_t, int32_t> slots_by_id(const Frame& f) {
+std::unordered_map<int64_t, int32_t> slots_by_id(const model::Frame& f) {
   std::unordered_map<int64_t, int32_t> slot_of;
   slot_of.reserve(f.id.size());
   for (std::size_t i = 0; i < f.id.size(); ++i) {
@@ -228,7 +229,7 @@ std::unordered_map<int64_t, int32_t> slots_by_id(const Frame& f) {
 
 }  // namespace
 
-HostSlots slots_of_frame(const Setup& setup, const Frame& f) {
+HostSlots slots_of_frame(const model::Setup& setup, const model::Frame& f) {
   const std::size_t n = f.position.size();
   if (f.id.size() != n || f.kind.size() != n || f.radius.size() != n ||
       f.thickness.size() != n || f.parent.size() != n || f.membrane.size() != n ||

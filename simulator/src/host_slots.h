@@ -25,13 +25,13 @@ struct HostSlots {
 
 // The constants of a setup (dimension, box, dt against the stiffest contact, kinds) and
 // the options; throws std::invalid_argument saying what is wrong.
-void validate_setup(const Setup& setup, const SimulationOptions& options);
+void validate_setup(const model::Setup& setup, const SimulationOptions& options);
 
 // The initial bodies in their slots, validated and prepared (see prepare()).
-HostSlots slots_of_setup(const Setup& setup, bool spatial_slots);
+HostSlots slots_of_setup(const model::Setup& setup, bool spatial_slots);
 
 // A frame's bodies in their slots (slot = the frame's index), validated and prepared;
 // bound bodies keep their positions bitwise.
-HostSlots slots_of_frame(const Setup& setup, const Frame& frame);
+HostSlots slots_of_frame(const model::Setup& setup, const model::Frame& frame);
 
 }  // namespace nestsim::sim::detail

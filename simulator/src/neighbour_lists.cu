@@ -42,9 +42,9 @@ struct LivePair {
 // (models/large_step.yaml: 30 builds in 30 steps at skin 114 nm, 7 at 200 nm and half
 // the speed): there the lists are rebuilt at every step with the least margins that hold
 // for the step (0 returned: per-step lists, ListBodies::move_pad).
-double default_skin(const Setup& setup) {
+double default_skin(const model::Setup& setup) {
   double dmax = 0, rmin = 0;
-  for (const Kind& k : setup.kinds) {
+  for (const model::Kind& k : setup.kinds) {
     dmax = std::max(dmax, k.diffusion);
     if (!k.compartment && (rmin == 0 || k.radius < rmin)) rmin = k.radius;
   }
@@ -67,7 +67,7 @@ constexpr double kMarginFloor = 0.125;
 
 }  // namespace
 
-void NeighbourLists::reset(const Setup& setup, const SimulationOptions& options) {
+void NeighbourLists::reset(const model::Setup& setup, const SimulationOptions& options) {
   constants_ = setup;
   constants_.bodies.clear();
   fixed_skin_ = options.skin;
@@ -77,7 +77,8 @@ void NeighbourLists::reset(const Setup& setup, const SimulationOptions& options)
   base_skin_ = options.skin > 0 ? options.skin : default_skin(setup);
   root_2dt_ = std::sqrt(2.0 * setup.dt);
   sd_max_ = 0;
-  for (const Kind& k : setup.kinds) sd_max_ = std::max(sd_max_, root_2dt_ * std::sqrt(k.diffusion));
+  for (const model::Kind& k : setup.kinds)
+    sd_max_ = std::max(sd_max_, root_2dt_ * std::sqrt(k.diffusion));
   per_step_ = auto_skin() && !(base_skin_ > 0) && sd_max_ > 0;
 }
 
@@ -88,12 +89,12 @@ void NeighbourLists::set_reach(const std::vector<double>& reach) {
   kind_reach_.assign(reach_.begin(), reach_.end());
 }
 
-void NeighbourLists::make_finder(const Setup& setup) {
+void NeighbourLists::make_finder(const model::Setup& setup) {
   BroadphaseOptions o;
-  o.overlap = setup.collision == Collision::solid ? Overlap::solid : Overlap::hollow;
+  o.overlap = setup.collision == model::Collision::solid ? Overlap::solid : Overlap::hollow;
   o.method = Method::hsx;
   o.domain.dim = setup.dim;
-  o.domain.periodic = setup.boundary == Boundary::periodic;
+  o.domain.periodic = setup.boundary == model::Boundary::periodic;
   if (o.domain.periodic)
     for (int k = 0; k < setup.dim; ++k) o.domain.size[k] = setup.box[k];
   // The bodies' margins are in the radii the finder is given (ListBodies): no skin of

@@ -26,7 +26,7 @@ class NeighbourLists {
 
   // Forgets the lists (the next rebuild makes a new finder) and sets the skin policy:
   // a fixed skin (options.skin > 0) or the automatic one.
-  void reset(const Setup& setup, const SimulationOptions& options);
+  void reset(const model::Setup& setup, const SimulationOptions& options);
   // Per kind, how far beyond touching the lists must reach for the reaction rules (a
   // pair of kinds a, b is listed out to reach[a] + reach[b] beyond contact).
   void set_reach(const std::vector<double>& reach);
@@ -90,7 +90,7 @@ class NeighbourLists {
   // `move_pad`, each body's margin at least its proposed move in v.move.
   void rebuild(double wanted_skin, BodyState& state, SlotView v, uint64_t step, PhaseTimes& times,
                bool move_pad);
-  void make_finder(const Setup& setup);
+  void make_finder(const model::Setup& setup);
   void scan_marks();
   void scatter_kept(uint32_t used, thrust::device_vector<uint64_t>* offsets,
                     thrust::device_vector<uint32_t>& out, thrust::device_vector<uint32_t>* rows);
@@ -103,7 +103,7 @@ class NeighbourLists {
   double event_skin(uint64_t step) const;
 
   nestsim::detail::CachingAllocator& alloc_;
-  Setup constants_;  // box, dimension, collision (no bodies)
+  model::Setup constants_;  // box, dimension, collision (no bodies)
   double fixed_skin_ = 0;
   bool timed_ = false;  // SimulationOptions::phase_times
   std::unique_ptr<device::PairFinder<double>> finder_;

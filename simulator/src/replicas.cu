@@ -86,7 +86,7 @@ void for_each_replica(int count, const std::function<void(int)>& body, int worke
     if (e) std::rethrow_exception(e);
 }
 
-Replicas::Replicas(const std::vector<Setup>& setups, const SimulationOptions& options,
+Replicas::Replicas(const std::vector<model::Setup>& setups, const SimulationOptions& options,
                    int workers)
     : sims_(setups.size()),
       workers_(workers > 0 ? workers : default_replica_workers()) {
@@ -102,8 +102,8 @@ void Replicas::run(uint64_t steps) {
   for_each_replica(size(), [&](int r) { sims_[std::size_t(r)]->run(steps); }, workers_);
 }
 
-std::vector<Frame> Replicas::frames() const {
-  std::vector<Frame> out(sims_.size());
+std::vector<model::Frame> Replicas::frames() const {
+  std::vector<model::Frame> out(sims_.size());
   for_each_replica(size(), [&](int r) { out[std::size_t(r)] = sims_[std::size_t(r)]->frame(); },
                    workers_);
   return out;

@@ -43,7 +43,7 @@ uint64_t host_syncs() { return host_sync_count; }
 using detail::PhaseTimer;
 
 struct Simulation::Impl {
-  Setup setup;  // kinds, box, constants (bodies are not kept)
+  model::Setup setup;  // kinds, box, constants (bodies are not kept)
   SimulationOptions options;
   uint64_t step = 0;
   uint64_t next_id = 0;
@@ -63,7 +63,7 @@ struct Simulation::Impl {
   detail::SlotView view() {
     detail::SlotView v;
     v.dim = setup.dim;
-    const bool periodic = setup.boundary == Boundary::periodic;
+    const bool periodic = setup.boundary == model::Boundary::periodic;
     v.space.dim = setup.dim;
     for (int k = 0; k < 3; ++k) {
       const bool wrap = periodic && k < setup.dim;
@@ -71,7 +71,7 @@ struct Simulation::Impl {
       v.space.inv_edge[k] = wrap ? 1.0 / setup.box[k] : 0.0;
       v.box[k] = setup.box[k];
     }
-    v.reflective = setup.boundary == Boundary::reflective;
+    v.reflective = setup.boundary == model::Boundary::reflective;
     v.dt = setup.dt;
     v.kT = setup.kT;
     v.repulsion = setup.repulsion;
@@ -204,7 +204,7 @@ struct Simulation::Impl {
   }
 };
 
-Simulation::Simulation(const Setup& setup, const SimulationOptions& options)
+Simulation::Simulation(const model::Setup& setup, const SimulationOptions& options)
     : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.setup = setup;
@@ -228,12 +228,12 @@ void Simulation::run(uint64_t steps) {
 uint64_t Simulation::step() const { return impl_->step; }
 double Simulation::time() const { return double(impl_->step) * impl_->setup.dt; }
 
-Frame Simulation::frame() const {
+model::Frame Simulation::frame() const {
   Impl& m = *impl_;
   // History-free (timed as broad phase, not output): a resumed run records the same.
   const int64_t pairs = m.lists.pairs_without_skin(m.state, m.times);
   PhaseTimer timer(m.options.phase_times, m.times.output, "nestsim/frame");
-  Frame f;
+  model::Frame f;
   f.step = m.step;
   f.time = time();
   f.next_id = m.next_id;
@@ -259,7 +259,7 @@ PendingFrame Simulation::snapshot() const {
   return PendingFrame(std::move(p));
 }
 
-void Simulation::restore(const Frame& f) {
+void Simulation::restore(const model::Frame& f) {
   Impl& m = *impl_;
   const detail::HostSlots h = detail::slots_of_frame(m.setup, f);
   m.step = f.step;

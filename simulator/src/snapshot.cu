@@ -129,7 +129,7 @@ void SnapshotBuffer::to_host() {
 #endif
 }
 
-void SnapshotBuffer::assemble(Frame& f) {
+void SnapshotBuffer::assemble(model::Frame& f) {
   const std::size_t n = slots_;
   if (n > 0) to_host();
   const Layout at(n);
@@ -189,9 +189,9 @@ uint64_t PendingFrame::step() const {
   return impl_->frame.step;
 }
 
-Frame PendingFrame::take() {
+model::Frame PendingFrame::take() {
   if (!impl_ || !impl_->buffer) throw std::logic_error("PendingFrame: taken before");
-  Frame f = std::move(impl_->frame);
+  model::Frame f = std::move(impl_->frame);
   impl_->buffer->assemble(f);
   impl_->pool->release(std::move(impl_->buffer));
   return f;

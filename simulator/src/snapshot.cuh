@@ -34,7 +34,7 @@ class SnapshotBuffer {
   void capture(const BodyState& state);
   // On any thread, once per capture: waits for the copy to reach the host and fills the
   // per-slot fields of `f` as BodyState::download does.
-  void assemble(Frame& f);
+  void assemble(model::Frame& f);
 
  private:
   template <class T>
@@ -75,7 +75,7 @@ namespace nestsim::sim {
 struct PendingFrame::Impl {
   std::shared_ptr<detail::SnapshotPool> pool;
   std::unique_ptr<detail::SnapshotBuffer> buffer;  // back to the pool when taken
-  Frame frame;  // step, time and counters; the per-slot fields come from the buffer
+  model::Frame frame;  // step, time and counters; the per-slot fields come from the buffer
   Impl() = default;
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;

@@ -35,7 +35,7 @@ void BodyState::upload(const HostSlots& h) {
   reject.assign(n, 0);
 }
 
-void BodyState::download(Frame& f) const {
+void BodyState::download(model::Frame& f) const {
   const std::size_t n = capacity;
   count_host_sync();  // the first copy waits; the others follow it
   thrust::host_vector<double> hx[3];
@@ -120,10 +120,10 @@ void BodyState::fill(SlotView& v) {
   v.kind = raw(kind);
   v.contact_exempt = contact_exempt.empty() ? nullptr : raw(contact_exempt);
   v.kinds = kinds;
-  if (contacts != Contacts::soft) v.repulsion = 0;
+  if (contacts != model::Contacts::soft) v.repulsion = 0;
 }
 
-void BodyState::set_contacts(const Setup& setup) {
+void BodyState::set_contacts(const model::Setup& setup) {
   contacts = setup.contacts;
   kinds = uint32_t(setup.kinds.size());
   const std::size_t want = setup.kinds.size() * setup.kinds.size();

@@ -30,17 +30,17 @@ struct BodyState {
   thrust::device_vector<uint32_t> rejections;  // per slot, since the upload
   thrust::device_vector<uint8_t> reject;       // per slot, this step's verdict
   // Setup::contacts and Setup::contact_exempt (kinds x kinds; empty: none exempt).
-  Contacts contacts = Contacts::soft;
+  model::Contacts contacts = model::Contacts::soft;
   thrust::device_vector<uint8_t> contact_exempt;
   uint32_t kinds = 0;
 
   // Takes the contact model of `setup`; throws std::invalid_argument when
   // contact_exempt is neither empty nor kinds x kinds.
-  void set_contacts(const Setup& setup);
+  void set_contacts(const model::Setup& setup);
   // Takes the host slots (capacity = their number).
   void upload(const HostSlots& h);
   // The fields of a Frame (parent and membrane as ids), step and counters aside.
-  void download(Frame& f) const;
+  void download(model::Frame& f) const;
   // Keeps the positions and ids at the start of the step (x_start, id_start).
   void keep_start();
   // The empty slots, ascending, into `free_slots`; throws when fewer than `wanted`

@@ -44,7 +44,7 @@ struct DoiRun {
   // Optional: the kinds, rule and units of a model (validation_kon.cpp: a rule given by
   // kon, converted by io): kinds "A", "B", "C" and the rule A + B -> C + B come from it;
   // the geometry and times above still apply, and lambda, D_A, D_B, sigma must match it.
-  const nestsim::sim::Setup* base = nullptr;
+  const nestsim::model::Setup* base = nullptr;
 
   struct Outcome {
     double counted = 0, expected = 0, se = 0;  // reactions in [t1, T], all replicas
@@ -79,8 +79,9 @@ struct DoiRun {
     return out;
   }
 
-  nestsim::sim::Setup setup(uint64_t rs) const {
+  nestsim::model::Setup setup(uint64_t rs) const {
     using namespace nestsim::sim;
+    using namespace nestsim::model;
     const double box = side * spacing;
     nestsim::testing::SetupBuilder b(3, box, Boundary::periodic, dt, rs);
     if (base) {

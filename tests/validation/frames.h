@@ -6,40 +6,40 @@
 #include <utility>
 #include <vector>
 
-#include "nestsim/sim/setup.h"
-#include "nestsim/sim/time_step.h"
+#include "nestsim/model/setup.h"
+#include "nestsim/model/time_step.h"
 #include "stats.h"
 
 namespace nestsim::validation {
 
-// sim::max_dt for the setup's kinds and repulsion at the default (accurate) limit.
-inline double largest_dt(const nestsim::sim::Setup& s) {
-  std::vector<nestsim::sim::ContactKind> kinds;
-  for (const nestsim::sim::Kind& k : s.kinds) kinds.push_back({k.compartment, k.membrane, k.diffusion});
-  return nestsim::sim::max_dt(kinds, s.repulsion, s.kT, nestsim::sim::DtLimit::accurate);
+// model::max_dt for the setup's kinds and repulsion at the default (accurate) limit.
+inline double largest_dt(const nestsim::model::Setup& s) {
+  std::vector<nestsim::model::ContactKind> kinds;
+  for (const nestsim::model::Kind& k : s.kinds) kinds.push_back({k.compartment, k.membrane, k.diffusion});
+  return nestsim::model::max_dt(kinds, s.repulsion, s.kT, nestsim::model::DtLimit::accurate);
 }
 
 // A reaction rule of kinds without sites ("A + B -> C", "C -> A + B", "A -> 0").
-inline nestsim::sim::Reaction rule(const std::string& name, double rate, double radius,
+inline nestsim::model::Reaction rule(const std::string& name, double rate, double radius,
                                    std::vector<uint32_t> in, std::vector<uint32_t> out) {
-  nestsim::sim::Reaction r;
+  nestsim::model::Reaction r;
   r.name = name;
   r.rate = rate;
   r.radius = radius;
-  for (uint32_t k : in) r.reactants.push_back(nestsim::sim::Term{k, nestsim::sim::Site{}});
-  for (uint32_t k : out) r.products.push_back(nestsim::sim::Term{k, nestsim::sim::Site{}});
+  for (uint32_t k : in) r.reactants.push_back(nestsim::model::Term{k, nestsim::model::Site{}});
+  for (uint32_t k : out) r.products.push_back(nestsim::model::Term{k, nestsim::model::Site{}});
   return r;
 }
 
 // The live bodies of one kind in a frame.
-inline std::size_t count_kind(const nestsim::sim::Frame& f, uint32_t kind) {
+inline std::size_t count_kind(const nestsim::model::Frame& f, uint32_t kind) {
   std::size_t n = 0;
   for (std::size_t s = 0; s < f.id.size(); ++s) n += (f.id[s] >= 0 && f.kind[s] == int32_t(kind)) ? 1 : 0;
   return n;
 }
 
 // The positions of the live bodies of a frame, in slot order.
-inline std::vector<Vec> positions(const nestsim::sim::Frame& f) {
+inline std::vector<Vec> positions(const nestsim::model::Frame& f) {
   std::vector<Vec> x;
   for (std::size_t s = 0; s < f.id.size(); ++s)
     if (f.id[s] >= 0) x.push_back(f.position[s]);
@@ -50,7 +50,7 @@ inline std::vector<Vec> positions(const nestsim::sim::Frame& f) {
 // from its compartment centre[k] to it, nearest image in a periodic box (a box edge 0:
 // that axis not periodic): the direction whose correlation <cos theta> measures
 // diffusion on a sphere.
-inline std::vector<Vec> unit_directions(const nestsim::sim::Frame& f,
+inline std::vector<Vec> unit_directions(const nestsim::model::Frame& f,
                                         const std::vector<int64_t>& body,
                                         const std::vector<int64_t>& centre, const Vec& box) {
   std::vector<Vec> u;

@@ -21,6 +21,8 @@
 #include "stats.h"
 
 using namespace nestsim::sim;
+
+using namespace nestsim::model;
 using namespace nestsim::testing;
 using namespace nestsim::validation;
 

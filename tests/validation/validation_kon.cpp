@@ -15,9 +15,9 @@
 #include <cmath>
 
 #include "doi_run.h"
-#include "nestsim/io/model.h"
-#include "nestsim/io/placement.h"
-#include "nestsim/io/rates.h"
+#include "nestsim/model/model.h"
+#include "nestsim/model/placement.h"
+#include "nestsim/model/rates.h"
 #include "stats.h"
 
 using namespace nestsim::validation;
@@ -42,16 +42,16 @@ reactions:
 void kon(Ledger& ledger, uint64_t seed) {
   const Timer timer("kon_measured", seed);
   const double given = 1e8;  // M^-1 s^-1, as in the file
-  const nestsim::io::Model model = nestsim::io::parse_model(kModel, "kon.yaml");
-  const nestsim::sim::Setup base = nestsim::io::make_setup(model);
+  const nestsim::model::Model model = nestsim::model::parse_model(kModel, "kon.yaml");
+  const nestsim::model::Setup base = nestsim::model::make_setup(model);
   REQUIRE(base.reactions.size() == 1);
-  const double factor = nestsim::io::per_molar_second_in_model_units(model.units);  // nm^3/us per M^-1 s^-1
+  const double factor = nestsim::model::per_molar_second_in_model_units(model.units);  // nm^3/us per M^-1 s^-1
   DoiRun r;
   r.base = &base;
   r.sigma = base.reactions[0].radius;  // 2 nm: the geometry of doi_run.h in units of sigma
   r.lambda = base.reactions[0].rate;   // the converted Doi rate
-  r.DA = nestsim::io::diffusion_of(*model.find_kind("A"), model);
-  r.DB = nestsim::io::diffusion_of(*model.find_kind("B"), model);
+  r.DA = nestsim::model::diffusion_of(*model.find_kind("A"), model);
+  r.DB = nestsim::model::diffusion_of(*model.find_kind("B"), model);
   const double tau = r.sigma * r.sigma / (r.DA + r.DB);  // 0.2 us
   r.density = 0.07 / std::pow(r.sigma, 3);
   r.spacing = 7.5 * r.sigma;

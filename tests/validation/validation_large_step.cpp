@@ -38,13 +38,15 @@
 
 #include "frames.h"
 #include "hard_sphere_fluid.h"
-#include "nestsim/io/model.h"
+#include "nestsim/model/model.h"
 #include "nestsim/sim/replicas.h"
 #include "nestsim/sim/simulation.h"
 #include "sim_helpers.h"
 #include "stats.h"
 
 using namespace nestsim::sim;
+
+using namespace nestsim::model;
 using namespace nestsim::testing;
 using namespace nestsim::validation;
 
@@ -402,8 +404,8 @@ std::string contact_model(const std::string& contacts, double dt, double edge, d
 // The message of the refusal, or "" when the model loads.
 std::string refusal(const std::string& text) {
   try {
-    nestsim::io::parse_model(text, "m.yaml");
-  } catch (const nestsim::io::ModelError& e) {
+    nestsim::model::parse_model(text, "m.yaml");
+  } catch (const nestsim::model::ModelError& e) {
     return e.what();
   }
   return "";

@@ -5,7 +5,7 @@
 //    M^-1 s^-1, S free (radius 0.5 nm, D = 10 um^2/s), K immobile compartments on a
 //    simple cubic lattice of spacing L in a periodic box, contacts none; io calibrates
 //    the probability per step p of binding within the rule's radius h of the wall for the
-//    run's dt (nestsim/io/kon_calibration.h). kon is a fifth of K's diffusion limit 4 pi
+//    run's dt (nestsim/model/kon_calibration.h). kon is a fifth of K's diffusion limit 4 pi
 //    D R (R = r_K + r_S the contact radius), so diffusion matters (a rate computed as if
 //    reaction-limited would be 25% high). S starts uniform outside the K's.
 //    Theory, the rate onto one K from a uniform start:
@@ -37,9 +37,9 @@
 #include <vector>
 
 #include "frames.h"
-#include "nestsim/io/kon_calibration.h"
-#include "nestsim/io/model.h"
-#include "nestsim/io/placement.h"
+#include "nestsim/model/kon_calibration.h"
+#include "nestsim/model/model.h"
+#include "nestsim/model/placement.h"
 #include "nestsim/sim/simulation.h"
 #include "stats.h"
 
@@ -145,8 +145,8 @@ void measure(Ledger& ledger, const Case& c, uint64_t seed) {
   os << "  - {species: S, count: " << c.n << ", outside: K}\n"
      << "reactions:\n  - {name: bind, rule: S + K -> S2 on K, kon: " << th.kon / kPerMolarSecond
      << " /M/s, radius: " << c.shell << "}\n";
-  const nestsim::io::Model model = nestsim::io::parse_model(os.str(), c.name + ".yaml");
-  nestsim::sim::Setup setup = nestsim::io::make_setup(model);
+  const nestsim::model::Model model = nestsim::model::parse_model(os.str(), c.name + ".yaml");
+  nestsim::model::Setup setup = nestsim::model::make_setup(model);
   const uint32_t S = uint32_t(model.kind_index("S"));
   nestsim::sim::Simulation sim(setup);
   sim.run(warm);
@@ -167,7 +167,7 @@ void measure(Ledger& ledger, const Case& c, uint64_t seed) {
   }
   const double counted = double(frame.reaction_events.at(0)) - before;
   ledger.add(c.name, counted / expected, 1.0, std::sqrt(counted) / expected, seed);
-  const double p = nestsim::io::membrane_binding_probability(th.kon, kD, c.dt, c.contact, c.shell);
+  const double p = nestsim::model::membrane_binding_probability(th.kon, kD, c.dt, c.contact, c.shell);
   std::printf("# %s: dt %g us, s/h %.3g, R %g nm, L %g nm, kon %.4g nm^3/us (%.3g /M/s), p %.4g, "
               "reaction-limited p %.4g, %llu steps, %g events, lattice term %.3f\n",
               c.name.c_str(), c.dt, std::sqrt(2 * kD * c.dt) / c.shell, c.contact, c.spacing, th.kon,

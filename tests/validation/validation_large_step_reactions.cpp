@@ -4,7 +4,7 @@
 //  large_kon_none_{1e+08_dt{0.01,0.1,1,10},1e+06_dt0.01}: a model file's "A + B -> C" with
 //    `kon:` in M^-1 s^-1, A and B of D = 10 um^2/s (D_A + D_B = 20 nm^2/us), run at dt
 //    0.01-10 us through io (Andrews-Bray's binding radius for the run's dt,
-//    nestsim/io/kon_calibration.h). N A and N B start uniform; the rate law
+//    nestsim/model/kon_calibration.h). N A and N B start uniform; the rate law
 //    dN/dt = -k(t) N_A N_B / V with the long-time rate of any short-range reaction,
 //      k(t) = kon (1 + a / sqrt(pi D t)),  a = kon / (4 pi D)
 //    (the 1/sqrt(t) tail is fixed by kon and D alone; before ~a^2 / D the true rate is
@@ -19,7 +19,7 @@
 //  large_K_{none_dt{0.01,0.1,1,10},hard_dt1,soft_contact}: the reversible
 //    "A + B <-> C" with kon 1e8 /M/s and koff in a model file, read by io: the reverse's
 //    unbinding probability per step q = p V koff / kon and its products drawn from the
-//    pair's equilibrium density in the forward rule's ball (nestsim/io/kon_calibration.h)
+//    pair's equilibrium density in the forward rule's ball (nestsim/model/kon_calibration.h)
 //    hold K = [C] / ([A][B]) = kon / koff at any dt. Closed boxes (totals n
 //    of A + C and of B + C), started at the expected bound count; K_meas = V <N_C> /
 //    <N_A N_B> over the frames of all boxes, se by the delta method from the residual
@@ -44,10 +44,10 @@
 #include <string>
 
 #include "frames.h"
-#include "nestsim/io/kon_calibration.h"
-#include "nestsim/io/model.h"
-#include "nestsim/io/placement.h"
-#include "nestsim/io/rates.h"
+#include "nestsim/model/kon_calibration.h"
+#include "nestsim/model/model.h"
+#include "nestsim/model/placement.h"
+#include "nestsim/model/rates.h"
 #include "nestsim/sim/replicas.h"
 #include "nestsim/sim/simulation.h"
 #include "stats.h"
@@ -91,7 +91,7 @@ void measure(Ledger& ledger, const Case& c, uint64_t seed) {
   const double kon = c.kon_molar * 1.6605390671738467e-6;  // nm^3/us
   const double a = kon / (4 * kPi * D);
   // Binding ball of the run (none/hard) or the reaction ball (soft).
-  const double ball_radius = c.contacts == "soft" ? 2 * c.radius : nestsim::io::andrews_bray_binding_radius(kon, D, c.dt);
+  const double ball_radius = c.contacts == "soft" ? 2 * c.radius : nestsim::model::andrews_bray_binding_radius(kon, D, c.dt);
   const double ball = 4.0 / 3 * kPi * std::pow(ball_radius, 3);
   const double duration = c.duration > 0 ? c.duration : std::max(10.0, 50 * c.dt);
   // A quarter of the pairs react by the end (c kon T = 1/4), unless that crowds the
@@ -104,15 +104,15 @@ void measure(Ledger& ledger, const Case& c, uint64_t seed) {
   const double volume = box * box * box;
   const auto steps = uint64_t(std::llround(duration / c.dt));
   const uint64_t chunks = std::min<uint64_t>(steps, 50);
-  const nestsim::io::Model model = nestsim::io::parse_model(model_text(c, box, steps, stream(seed, 7)), c.name + ".yaml");
-  nestsim::sim::Setup setup = nestsim::io::make_setup(model);
+  const nestsim::model::Model model = nestsim::model::parse_model(model_text(c, box, steps, stream(seed, 7)), c.name + ".yaml");
+  nestsim::model::Setup setup = nestsim::model::make_setup(model);
   const uint32_t A = uint32_t(model.kind_index("A")), B = uint32_t(model.kind_index("B"));
   setup.bodies.clear();
   std::mt19937_64 rng(stream(seed, 8));
   std::uniform_real_distribution<double> u(0, box);
   for (uint32_t kind : {A, B})
     for (int i = 0; i < c.n; ++i) {
-      nestsim::sim::Body body;
+      nestsim::model::Body body;
       body.kind = kind;
       body.position = {u(rng), u(rng), u(rng)};
       setup.bodies.push_back(body);
@@ -220,11 +220,11 @@ void measure_k(Ledger& ledger, const KCase& c, uint64_t seed) {
   double pv = 0, reach = 0;
   if (c.contacts == "soft") {
     const double contact = 2 * c.radius;
-    const double lambda = nestsim::io::doi_rate_for_kon_soft(kon, D, contact, contact, c.repulsion);
-    pv = -std::expm1(-lambda * c.dt) * nestsim::io::boltzmann_ball_volume(contact, contact, c.repulsion);
+    const double lambda = nestsim::model::doi_rate_for_kon_soft(kon, D, contact, contact, c.repulsion);
+    pv = -std::expm1(-lambda * c.dt) * nestsim::model::boltzmann_ball_volume(contact, contact, c.repulsion);
     reach = contact;
   } else {
-    reach = nestsim::io::andrews_bray_binding_radius(kon, D, c.dt);
+    reach = nestsim::model::andrews_bray_binding_radius(kon, D, c.dt);
     pv = 4.0 / 3 * kPi * reach * reach * reach;
   }
   const double koff = c.q * kon / pv;  // /us
@@ -259,13 +259,13 @@ void measure_k(Ledger& ledger, const KCase& c, uint64_t seed) {
        << "place:\n  - {species: A, at: [" << box / 2 << ", " << box / 2 << ", " << box / 2 << "]}\n"
        << "reactions:\n  - {name: bind, rule: \"A + B <-> C\", kon: 1e8 /M/s, koff: " << koff
        << " /us, radius: " << 2 * c.radius << "}\n";
-    const nestsim::io::Model model = nestsim::io::parse_model(os.str(), c.name + ".yaml");
+    const nestsim::model::Model model = nestsim::model::parse_model(os.str(), c.name + ".yaml");
     kind_a = uint32_t(model.kind_index("A"));
     kind_b = uint32_t(model.kind_index("B"));
     kind_c = uint32_t(model.kind_index("C"));
-    const nestsim::sim::Setup base = nestsim::io::make_setup(model);
+    const nestsim::model::Setup base = nestsim::model::make_setup(model);
     nestsim::sim::for_each_replica(c.replicas, [&](int rep) {
-      nestsim::sim::Setup setup = base;
+      nestsim::model::Setup setup = base;
       setup.seed = stream(seed, 100 + 2 * uint64_t(rep));
       setup.bodies.clear();
       std::mt19937_64 rng(stream(seed, 101 + 2 * uint64_t(rep)));
@@ -287,7 +287,7 @@ void measure_k(Ledger& ledger, const KCase& c, uint64_t seed) {
       };
       const auto add = [&](uint32_t kind, int count) {
         for (int i = 0; i < count;) {
-          nestsim::sim::Body body;
+          nestsim::model::Body body;
           body.kind = kind;
           body.position = {u(rng), u(rng), u(rng)};
           if (!clear(body.position, kind)) continue;
@@ -304,7 +304,7 @@ void measure_k(Ledger& ledger, const KCase& c, uint64_t seed) {
       Sums& sums = per_replica[std::size_t(rep)];
       for (int f = 0; f < frames; ++f) {
         sim.run(steps_per_frame);
-        const nestsim::sim::Frame fr = sim.frame();
+        const nestsim::model::Frame fr = sim.frame();
         const double na = double(count_kind(fr, kind_a)), nb = double(count_kind(fr, kind_b)),
                      nc = double(count_kind(fr, kind_c));
         if (na + nc != n || nb + nc != n) throw std::runtime_error(c.name + ": totals not conserved");
@@ -362,7 +362,7 @@ TEST_CASE("validation: A + B <-> C, K = kon / koff at large steps") {
   soft.taus = 3;
   {
     const double kon = 1e8 * 1.6605390671738467e-6;
-    soft.q = -std::expm1(-nestsim::io::doi_rate_for_kon_soft(kon, 20, 5, 5, 0.25) * soft.dt) / 20;
+    soft.q = -std::expm1(-nestsim::model::doi_rate_for_kon_soft(kon, 20, 5, 5, 0.25) * soft.dt) / 20;
   }
   cases.push_back(soft);
   Ledger ledger;
@@ -396,13 +396,13 @@ TEST_CASE("validation: A -> 0 at large k dt") {
          << "interactions: {contacts: none}\n"
          << "place:\n  - {species: A, at: [1, 1, 1]}\n"  // the bodies: uniform, set below
          << "reactions:\n  - {name: decay, rule: A -> 0, rate: " << kdt << " /us}\n";
-      const nestsim::io::Model model = nestsim::io::parse_model(os.str(), std::string(name) + ".yaml");
-      nestsim::sim::Setup setup = nestsim::io::make_setup(model);
+      const nestsim::model::Model model = nestsim::model::parse_model(os.str(), std::string(name) + ".yaml");
+      nestsim::model::Setup setup = nestsim::model::make_setup(model);
       setup.bodies.clear();
       std::mt19937_64 rng(stream(seed, 22));
       std::uniform_real_distribution<double> u(0, 200);
       for (int i = 0; i < n; ++i) {
-        nestsim::sim::Body body;
+        nestsim::model::Body body;
         body.kind = uint32_t(model.kind_index("A"));
         body.position = {u(rng), u(rng), u(rng)};
         setup.bodies.push_back(body);

@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   const auto side = uint64_t(std::ceil(std::cbrt(double(cells))));
   const double pitch = 2.2 * cell_radius;
 
-  nestsim::sim::Setup setup;
+  nestsim::model::Setup setup;
   setup.box = {side * pitch, side * pitch, side * pitch};
   setup.dt = 0.001;
   setup.output_every = 1;
@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   std::uniform_real_distribution<double> unit(-1, 1);
   setup.bodies.reserve(bodies);
   for (uint64_t c = 0; c < cells && setup.bodies.size() < bodies; ++c) {
-    nestsim::sim::Body cell;
+    nestsim::model::Body cell;
     cell.kind = 0;
     cell.position = {(double(c % side) + 0.5) * pitch, (double(c / side % side) + 0.5) * pitch,
                      (double(c / side / side) + 0.5) * pitch};
@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
     do {
       d = {unit(random), unit(random), unit(random)};
     } while (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > 1);
-    nestsim::sim::Body p;
+    nestsim::model::Body p;
     p.kind = 1 + uint32_t(i % 2);
     p.parent = int64_t(i % cells);
     for (int k = 0; k < 3; ++k) p.position[k] = cell.position[k] + reach * d[k];
@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
   }
   setup.capacity = setup.bodies.size();
   nestsim::io::H5mdWriter writer(path, setup, "synthetic", true);
-  nestsim::sim::Frame frame = nestsim::io::frame_from_setup(setup);
+  nestsim::model::Frame frame = nestsim::io::frame_from_setup(setup);
   std::normal_distribution<double> jitter(0, 2);
   for (int f = 0; f < frames; ++f) {
     frame.step = uint64_t(f);

@@ -10,12 +10,13 @@ namespace nestsim::sim::detail {
 
 namespace {
 
-constexpr uint8_t kWhereAny = uint8_t(Site::Where::any), kWhereIn = uint8_t(Site::Where::in),
-                  kWhereOn = uint8_t(Site::Where::on), kWhereOutside = uint8_t(Site::Where::outside);
+using Where = model::Site::Where;
+constexpr uint8_t kWhereAny = uint8_t(Where::any), kWhereIn = uint8_t(Where::in),
+                  kWhereOn = uint8_t(Where::on), kWhereOutside = uint8_t(Where::outside);
 
-KindTable kind_table(const Setup& s) {
+KindTable kind_table(const model::Setup& s) {
   KindTable t;
-  for (const Kind& k : s.kinds) {
+  for (const model::Kind& k : s.kinds) {
     t.radius.push_back(k.radius);
     t.thickness.push_back(k.compartment ? k.thickness : k.radius);
     t.diffusion.push_back(k.diffusion);
@@ -27,7 +28,7 @@ KindTable kind_table(const Setup& s) {
 
 // One rule being compiled: its name for messages, the kinds, and the reach it needs.
 struct RuleCompiler {
-  const Setup& s;
+  const model::Setup& s;
   const KindTable& kt;
   std::vector<double>& reach;
   std::string who;
@@ -40,12 +41,12 @@ struct RuleCompiler {
     if (b >= 0) reach[std::size_t(b)] = std::max(reach[std::size_t(b)], extra_b);
   }
 
-  void term(const Term& t, int32_t& kind, uint8_t& where, int32_t& comp) const {
+  void term(const model::Term& t, int32_t& kind, uint8_t& where, int32_t& comp) const {
     const std::size_t K = s.kinds.size();
     if (t.kind >= K) invalid(who + "kind out of range");
     kind = int32_t(t.kind);
     where = uint8_t(t.site.where);
-    comp = t.site.where == Site::Where::any ? -1 : int32_t(t.site.compartment);
+    comp = t.site.where == Where::any ? -1 : int32_t(t.site.compartment);
     if (comp >= int32_t(K) || (comp >= 0 && !s.kinds[std::size_t(comp)].compartment))
       invalid(who + "a site names no compartment kind");
   }
@@ -69,7 +70,7 @@ struct RuleCompiler {
   }
 
   // Two reactants: fusion, binding, or two species (Doi); the reach each needs.
-  void two_reactants(DeviceRule& d, const Reaction& rule) {
+  void two_reactants(DeviceRule& d, const model::Reaction& rule) {
     const bool c0 = is_comp(d.reactant[0]), c1 = is_comp(d.reactant[1]);
     if (!(rule.radius > 0)) invalid(who + "two reactants need a reaction radius > 0");
     if (c0 && c1) {  // fusion: "V + Y -> Y"
@@ -109,9 +110,9 @@ struct RuleCompiler {
   // with a reverse rule B + C -> A of radius R needs C uniform in the ball of radius R
   // around B (then A + B <-> C reaches K = lambda (4/3 pi R^3) / k_back); with no
   // reverse rule, the ball of the contact distance r_B + r_C.
-  void spread(DeviceRule& d, const Reaction& rule) {
+  void spread(DeviceRule& d, const model::Reaction& rule) {
     d.spread = radius(d.product[0]) + radius(d.product[1]);
-    for (const Reaction& back : s.reactions)
+    for (const model::Reaction& back : s.reactions)
       if (back.reactants.size() == 2 && back.products.size() == 1 &&
           back.products[0].kind == uint32_t(d.reactant[0]) &&
           ((back.reactants[0].kind == uint32_t(d.product[0]) && back.reactants[1].kind == uint32_t(d.product[1])) ||
@@ -119,7 +120,7 @@ struct RuleCompiler {
         d.spread = back.radius;
     if (rule.equilibrium_products) {
       d.equilibrium_spread = true;
-      if (s.contacts == Contacts::soft) {
+      if (s.contacts == model::Contacts::soft) {
         d.spread_contact = radius(d.product[0]) + radius(d.product[1]);
         d.spread_repulsion = s.repulsion;
       }
@@ -141,7 +142,7 @@ struct RuleCompiler {
     }
   }
 
-  DeviceRule compile(const Reaction& rule) {
+  DeviceRule compile(const model::Reaction& rule) {
     DeviceRule d;
     d.reactants = int(rule.reactants.size());
     d.products = int(rule.products.size());
@@ -174,13 +175,13 @@ struct RuleCompiler {
 
 }  // namespace
 
-RuleTable compile_rules(const Setup& s) {
+RuleTable compile_rules(const model::Setup& s) {
   if (s.reactions.size() > std::size_t(kMaxRules))
     invalid("at most " + std::to_string(kMaxRules) + " reaction rules");
   RuleTable t;
   t.kinds = kind_table(s);
   t.reach.assign(s.kinds.size(), 0.0);
-  for (const Reaction& rule : s.reactions) {
+  for (const model::Reaction& rule : s.reactions) {
     RuleCompiler c{s, t.kinds, t.reach, "reaction '" + rule.name + "': "};
     const DeviceRule d = c.compile(rule);
     t.pair_rules = t.pair_rules || d.reactants == 2;

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "nestsim/sim/setup.h"
+#include "nestsim/model/setup.h"
 #include "reactions/device_rule.h"
 
 namespace nestsim::sim::detail {
@@ -28,6 +28,6 @@ struct RuleTable {
 };
 
 // Throws std::invalid_argument naming the rule and what is wrong.
-RuleTable compile_rules(const Setup& setup);
+RuleTable compile_rules(const model::Setup& setup);
 
 }  // namespace nestsim::sim::detail

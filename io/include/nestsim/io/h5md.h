@@ -66,7 +66,7 @@
 #include <string>
 #include <vector>
 
-#include "nestsim/sim/setup.h"
+#include "nestsim/model/setup.h"
 
 namespace nestsim::io {
 
@@ -100,7 +100,7 @@ class H5mdWriter {
   // A file that another process holds open for writing is never replaced; on failure
   // only a file this call created is removed. A file it replaces stays until close():
   // the new trajectory is written beside it (file_written()) and moved over it then.
-  H5mdWriter(const std::string& path, const sim::Setup& setup,
+  H5mdWriter(const std::string& path, const model::Setup& setup,
              const std::string& program_version, bool replace = true);
 
   // Opens an existing nestsim trajectory to append frames after its last complete
@@ -120,7 +120,7 @@ class H5mdWriter {
   // to its complete frames and WriteError is thrown.
   // reaction_events has one cumulative count per rule of the file, none decreasing;
   // the file stores the increase since the previous frame (see the layout above).
-  void write(const sim::Frame& frame);
+  void write(const model::Frame& frame);
 
   uint64_t frames() const;  // frames in the file
   WriteTimes times() const;
@@ -141,11 +141,11 @@ class H5mdWriter {
 
 // The initial state as a frame at step 0: slot i holds body i, next_id = bodies, no
 // reaction events yet (one zero per rule).
-sim::Frame frame_from_setup(const sim::Setup& setup);
+model::Frame frame_from_setup(const model::Setup& setup);
 
 // The end of a trajectory: what `--resume` continues from.
 struct Checkpoint {
-  sim::Frame frame;          // the last complete frame, exactly as written
+  model::Frame frame;          // the last complete frame, exactly as written
   uint64_t frames = 0;       // complete frames in the file
   std::string model_text;    // /parameters/model
   std::string model_path;    // /parameters/model_path
@@ -177,6 +177,6 @@ bool hdf5_opens(const std::string& path);
 Checkpoint read_last_frame(const std::string& path);
 
 // Reads frame `index` (0-based) of the complete frames, as read_last_frame does.
-sim::Frame read_frame(const std::string& path, uint64_t index);
+model::Frame read_frame(const std::string& path, uint64_t index);
 
 }  // namespace nestsim::io

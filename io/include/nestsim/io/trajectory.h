@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "nestsim/sim/setup.h"
+#include "nestsim/model/setup.h"
 
 namespace nestsim::io {
 
@@ -51,7 +51,7 @@ class Trajectory {
   // parents and membranes naming live compartments, finite numbers). reaction_events:
   // cumulative counts per rule of reaction_names(); broadphase_pairs: -1 when the file
   // does not hold it. Throws InputError when index >= frames() or the frame is damaged.
-  sim::Frame read_frame(uint64_t index) const;
+  model::Frame read_frame(uint64_t index) const;
 
   std::vector<int64_t> steps() const;  // [frame]: the step of each complete frame
   std::vector<double> times() const;   // [frame]: model time, in time_unit()

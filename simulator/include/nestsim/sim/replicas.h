@@ -18,7 +18,7 @@
 #include <memory>
 #include <vector>
 
-#include "nestsim/sim/setup.h"
+#include "nestsim/model/setup.h"
 #include "nestsim/sim/simulation.h"
 
 namespace nestsim::sim {
@@ -38,14 +38,14 @@ void for_each_replica(int count, const std::function<void(int)>& body, int worke
 // of one model with the seeds seed, seed + 1, ..., each placed with its own seed).
 class Replicas {
  public:
-  explicit Replicas(const std::vector<Setup>& setups, const SimulationOptions& options = {},
+  explicit Replicas(const std::vector<model::Setup>& setups, const SimulationOptions& options = {},
                     int workers = 0);
 
   int size() const { return int(sims_.size()); }
   // Advances every replica `steps` steps, side by side.
   void run(uint64_t steps);
   // Every replica's state now (frames()[r] is replica r's), copied side by side.
-  std::vector<Frame> frames() const;
+  std::vector<model::Frame> frames() const;
 
   Simulation& operator[](int r) { return *sims_.at(std::size_t(r)); }
   const Simulation& operator[](int r) const { return *sims_.at(std::size_t(r)); }

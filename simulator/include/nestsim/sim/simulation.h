@@ -50,7 +50,7 @@
 #include <memory>
 #include <string>
 
-#include "nestsim/sim/setup.h"
+#include "nestsim/model/setup.h"
 
 namespace nestsim::sim {
 
@@ -71,7 +71,7 @@ class PendingFrame {
 
   uint64_t step() const;
   // The frame (throws std::logic_error when taken before, or moved from).
-  Frame take();
+  model::Frame take();
 
  private:
   std::unique_ptr<Impl> impl_;
@@ -114,7 +114,7 @@ class Simulation {
   // Validates the setup (throws std::invalid_argument saying what is wrong), puts the
   // bodies into slots 0..n-1 of `capacity` slots and builds the neighbour lists.
   // Membrane-bound bodies are projected onto their membrane's mid-surface.
-  explicit Simulation(const Setup& setup, const SimulationOptions& options = {});
+  explicit Simulation(const model::Setup& setup, const SimulationOptions& options = {});
   ~Simulation();
   Simulation(Simulation&&) noexcept;
   Simulation& operator=(Simulation&&) noexcept;
@@ -131,7 +131,7 @@ class Simulation {
   double time() const;  // step() * dt
 
   // The state now, copied to the host (parent and membrane hold body ids).
-  Frame frame() const;
+  model::Frame frame() const;
   // The state now, copied aside on the device (stream-ordered: the steps that follow
   // do not wait for it) and to the host by PendingFrame::take(). Each pending frame
   // holds a buffer of 72 bytes per slot on the device and as much pinned host memory
@@ -139,7 +139,7 @@ class Simulation {
   PendingFrame snapshot() const;
   // Continues from a frame of this model (same kinds): the run goes on bitwise as if it
   // had never stopped. Throws std::invalid_argument on an inconsistent frame.
-  void restore(const Frame& frame);
+  void restore(const model::Frame& frame);
 
   PhaseTimes times() const;
   void reset_times();

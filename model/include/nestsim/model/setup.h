@@ -1,14 +1,15 @@
-// The contract between the model loader (io/) and the engine (simulator/): a fully
-// resolved, validated initial state in model units, plain C++, no YAML, no device code.
+// The contract between the model (model.h, placement.h) and the engine (simulator/), which
+// io/ writes and reads back: a fully resolved, validated initial state in model units,
+// plain C++, no YAML, no device code.
 #pragma once
 #include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "nestsim/sim/time_step.h"
+#include "nestsim/model/time_step.h"
 
-namespace nestsim::sim {
+namespace nestsim::model {
 
 // One kind of body. Compartment kinds and species share one list (the trajectory's
 // /parameters/species_names follows its order).
@@ -63,7 +64,7 @@ struct Reaction {
   // A -> B + C of a free A: C's offset from B drawn from the pair's equilibrium density
   // in the reverse rule's ball (e^{-U} of the soft repulsion; under hard contacts clear
   // of the bodies C excludes), for detailed balance: the reverse of a reversible rule
-  // (nestsim/io/kon_calibration.h).
+  // (nestsim/model/kon_calibration.h).
   bool equilibrium_products = false;
 };
 
@@ -130,4 +131,4 @@ struct Frame {
   int64_t broadphase_pairs = -1;
 };
 
-}  // namespace nestsim::sim
+}  // namespace nestsim::model

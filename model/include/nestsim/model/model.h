@@ -7,18 +7,18 @@
 #include <string>
 #include <vector>
 
-#include "nestsim/io/scene_csv.h"  // InputError
-#include "nestsim/sim/time_step.h"
+#include "nestsim/io/errors.h"
+#include "nestsim/model/time_step.h"
 
-namespace nestsim::io {
+namespace nestsim::model {
 
 // An error in a model file, located at a YAML node: what() is
 // "FILE:LINE:COLUMN: key.path: what is wrong" (line and column 1-based).
-class ModelError : public InputError {
+class ModelError : public io::InputError {
  public:
   ModelError(const std::string& file, long line, long column, const std::string& key,
              const std::string& what)
-      : InputError(file, line, column, (key.empty() ? "" : key + ": ") + what),
+      : io::InputError(file, line, column, (key.empty() ? "" : key + ": ") + what),
         column_(column), key_(key), message_(what) {}
   long column() const { return column_; }
   const std::string& key() const { return key_; }  // e.g. "compartments.cell.radius"
@@ -115,7 +115,7 @@ struct ReactionSpec {
   std::optional<double> radius;    // length; given exactly when there are two reactants
   // A reversible rule "A + B <-> C" (`kon:`, `koff:`) is read as two: the forward rule
   // and, after it, its reverse "C -> A + B" named NAME_reverse, which holds koff (1/time)
-  // and the index of its forward rule (nestsim/io/kon_calibration.h: reverse_rate).
+  // and the index of its forward rule (nestsim/model/kon_calibration.h: reverse_rate).
   std::optional<double> koff;
   int forward = -1;
   std::vector<RuleTerm> reactants;  // 1 or 2, as written
@@ -134,7 +134,7 @@ struct Model {
 
   double dt = 0.1;              // time
   Location dt_at;               // where the file gives dt (0: default)
-  sim::DtLimit dt_limit = sim::DtLimit::accurate;  // simulation.dt_limit
+  DtLimit dt_limit = DtLimit::accurate;  // simulation.dt_limit
   uint64_t steps = 1000;        // total steps of the run
   uint64_t seed = 1;            // placement and dynamics
   uint64_t output_every = 100;  // steps between frames
@@ -142,7 +142,7 @@ struct Model {
   uint64_t capacity = 0;  // trajectory slots; 0: 2 x initial bodies (at least +64)
 
   Medium medium;
-  sim::Contacts contacts = sim::Contacts::soft;  // interactions.contacts: soft | hard | none
+  Contacts contacts = Contacts::soft;  // interactions.contacts: soft | hard | none
   double repulsion = 10;  // harmonic excluded volume, kT / length^2 (soft contacts)
 
   std::vector<KindSpec> kinds;  // compartments first (file order), then species
@@ -156,7 +156,7 @@ struct Model {
   int kind_index(const std::string& name) const;  // -1 if none
 };
 
-// Reads, parses and validates a model file. Throws ModelError (InputError with line 0
+// Reads, parses and validates a model file. Throws ModelError (io::InputError with line 0
 // for a file that cannot be read).
 Model load_model(const std::string& path);
 
@@ -196,7 +196,7 @@ double diffusion_of(const KindSpec& kind, const Model& model);
 double reactant_diffusion(const ReactionSpec& reaction, const Model& model);
 
 // The engine's rate of a rule, per time unit: `rate`, or for a rule given by `kon` the
-// Doi rate that gives that kon at the rule's radius (nestsim/io/rates.h).
+// Doi rate that gives that kon at the rule's radius (nestsim/model/rates.h).
 double reaction_rate(const ReactionSpec& reaction, const Model& model);
 
 // One line on how a rule's `kon:` or `rate:` with a unit was converted (what
@@ -204,4 +204,4 @@ double reaction_rate(const ReactionSpec& reaction, const Model& model);
 // 0.0062 /us at radius 4 nm (D_A + D_B = 50 nm^2/us)"; "" for a bare rate.
 std::string describe_rate(const ReactionSpec& reaction, const Model& model);
 
-}  // namespace nestsim::io
+}  // namespace nestsim::model

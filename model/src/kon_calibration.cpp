@@ -1,5 +1,5 @@
-// A macroscopic kon held at the run's time step (nestsim/io/kon_calibration.h).
-#include "nestsim/io/kon_calibration.h"
+// A macroscopic kon held at the run's time step (nestsim/model/kon_calibration.h).
+#include "nestsim/model/kon_calibration.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,10 +7,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "nestsim/io/model.h"
-#include "nestsim/io/rates.h"
+#include "nestsim/model/model.h"
+#include "nestsim/model/rates.h"
 
-namespace nestsim::io {
+namespace nestsim::model {
 namespace {
 
 constexpr double pi = 3.14159265358979323846;
@@ -227,7 +227,7 @@ KonRule calibrate_rule(const ReactionSpec& x, const Model& m) {
     out.rate = -std::log1p(-membrane_binding_probability(*x.kon, D, m.dt, R, out.radius)) / m.dt;
     return out;
   }
-  if (m.contacts == sim::Contacts::soft) {
+  if (m.contacts == Contacts::soft) {
     double contact = 0;
     for (const auto& t : x.reactants)
       if (const KindSpec* k = m.find_kind(t.kind)) contact += k->radius;
@@ -241,12 +241,12 @@ KonRule calibrate_rule(const ReactionSpec& x, const Model& m) {
   return out;
 }
 
-}  // namespace nestsim::io
+}  // namespace nestsim::model
 
-namespace nestsim::io {
+namespace nestsim::model {
 
 std::vector<uint8_t> kon_contact_exempt(const Model& m) {
-  if (m.contacts != sim::Contacts::hard) return {};
+  if (m.contacts != Contacts::hard) return {};
   const std::size_t K = m.kinds.size();
   std::vector<uint8_t> t(K * K, 0);
   for (const ReactionSpec& x : m.reactions) {
@@ -262,7 +262,7 @@ double largest_dt_for_kon(const ReactionSpec& x, const Model& m, double min_box)
   if (!x.kon || !(*x.kon > 0)) return std::numeric_limits<double>::infinity();
   const double D = reactant_diffusion(x, m);
   if (double R = 0; is_membrane_binding(x, m, &R)) return largest_dt_for_binding(*x.kon, D, R, x.radius.value_or(0));
-  if (m.contacts == sim::Contacts::soft) return kMaxDoiStepProbability / calibrate_rule(x, m).rate;
+  if (m.contacts == Contacts::soft) return kMaxDoiStepProbability / calibrate_rule(x, m).rate;
   // sigma_b grows with dt from Smoluchowski's kon / (4 pi D) (dt -> 0): none fits when
   // that does not; else bisection in ln dt for 2 sigma_b = min_box.
   if (!(2 * *x.kon / (4 * pi * D) < min_box)) return 0;
@@ -274,9 +274,9 @@ double largest_dt_for_kon(const ReactionSpec& x, const Model& m, double min_box)
   return std::exp(lo);
 }
 
-}  // namespace nestsim::io
+}  // namespace nestsim::model
 
-namespace nestsim::io {
+namespace nestsim::model {
 
 double boltzmann_ball_volume(double R, double contact, double repulsion) {
   if (!(R > 0) || !std::isfinite(R) || !(contact >= 0) || !(repulsion >= 0) || !std::isfinite(repulsion))
@@ -306,10 +306,10 @@ double binding_volume_per_step(const ReactionSpec& forward, const Model& m, doub
   const KonRule f = calibrate_rule(forward, at);
   if (f.every_pair) return ball * f.radius * f.radius * f.radius;
   double contact = 0;
-  if (m.contacts == sim::Contacts::soft)
+  if (m.contacts == Contacts::soft)
     for (const auto& t : forward.reactants)
       if (const KindSpec* k = m.find_kind(t.kind)) contact += k->radius;
-  const double repulsion = m.contacts == sim::Contacts::soft ? m.repulsion : 0;
+  const double repulsion = m.contacts == Contacts::soft ? m.repulsion : 0;
   return -std::expm1(-f.rate * dt) * boltzmann_ball_volume(f.radius, contact, repulsion);
 }
 
@@ -346,9 +346,9 @@ double largest_dt_for_koff(const ReactionSpec& x, const Model& m) {
   return std::exp(lo);
 }
 
-}  // namespace nestsim::io
+}  // namespace nestsim::model
 
-namespace nestsim::io {
+namespace nestsim::model {
 
 // --- binding onto a membrane: "S + K -> S2 on K" ----------------------------------
 //
@@ -511,4 +511,4 @@ double largest_dt_for_binding(double kon, double D, double R, double h) {
   return std::exp(lo);
 }
 
-}  // namespace nestsim::io
+}  // namespace nestsim::model

@@ -7,14 +7,14 @@
 
 #include "nestsim/io/h5md.h"
 #include "nestsim/io/repair.h"
-#include "nestsim/sim/setup.h"
+#include "nestsim/model/setup.h"
 
-namespace nestsim::io {
+namespace nestsim::model {
 
 struct Resumption {
-  Checkpoint checkpoint;  // the file's last complete frame and parameters
-  sim::Setup setup;       // the file's model, seed and collision, up to `steps`
-  Repair repair;          // what repair_trajectory did to the file first
+  io::Checkpoint checkpoint;  // the file's last complete frame and parameters
+  Setup setup;                // the file's model, seed and collision, up to `steps`
+  io::Repair repair;          // what repair_trajectory did to the file first
 };
 
 // Repairs the trajectory at `path` when a kill left it damaged (repair_trajectory), then
@@ -25,6 +25,6 @@ struct Resumption {
 // contradicts (`steps` not past its last frame, another collision than it was written
 // with).
 Resumption prepare_resume(const std::string& path, uint64_t steps,
-                          std::optional<sim::Collision> collision = std::nullopt);
+                          std::optional<Collision> collision = std::nullopt);
 
-}  // namespace nestsim::io
+}  // namespace nestsim::model

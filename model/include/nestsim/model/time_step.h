@@ -24,7 +24,7 @@
 #include <limits>
 #include <vector>
 
-namespace nestsim::sim {
+namespace nestsim::model {
 
 enum class DtLimit { accurate, stable };
 
@@ -132,4 +132,4 @@ inline LargeStepLimit large_step_max_dt(const std::vector<ContactKind>& kinds, d
   return out;
 }
 
-}  // namespace nestsim::sim
+}  // namespace nestsim::model

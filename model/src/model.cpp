@@ -1,7 +1,7 @@
 // Model files: YAML -> Model. Every value is checked where it is read, so that errors
 // point at the exact node (line, column, key path); validate() then checks what spans
 // several keys (references, sizes against the box).
-#include "nestsim/io/model.h"
+#include "nestsim/model/model.h"
 
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
@@ -9,9 +9,9 @@
 #include "model_reading.h"
 #include "nestsim/io/regular_file.h"
 
-#include "nestsim/io/placement.h"
-#include "nestsim/io/kon_calibration.h"
-#include "nestsim/io/rates.h"
+#include "nestsim/model/placement.h"
+#include "nestsim/model/kon_calibration.h"
+#include "nestsim/model/rates.h"
 
 #include <algorithm>
 #include <cctype>
@@ -24,7 +24,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace nestsim::io {
+namespace nestsim::model {
 namespace {
 
 using namespace model_reading;
@@ -57,8 +57,8 @@ void read_simulation(const Reader& r, const YAML::Node& node, Model& m) {
   }
   if (node["dt_limit"])
     m.dt_limit = r.choice(node["dt_limit"], "simulation.dt_limit", {"accurate", "stable"}) == "accurate"
-                     ? sim::DtLimit::accurate
-                     : sim::DtLimit::stable;
+                     ? DtLimit::accurate
+                     : DtLimit::stable;
   if (node["steps"]) m.steps = r.integer(node["steps"], "simulation.steps", 0);
   if (node["seed"]) m.seed = r.integer(node["seed"], "simulation.seed", 0);
   if (node["capacity"]) {
@@ -124,7 +124,7 @@ void read_kinds(const Reader& r, const YAML::Node& node, bool compartment, Model
     k.where = location(entry.first);
     const std::string key = section + "." + k.name;
     if (!valid_name(k.name))
-      r.fail(entry.first, section + "." + excerpt(k.name),
+      r.fail(entry.first, section + "." + io::excerpt(k.name),
              "a kind name is a letter or '_' then letters, digits, '_', '-'");
     if (m.find_kind(k.name))
       r.fail(entry.first, key, "a kind named '" + k.name + "' is already defined");
@@ -400,8 +400,7 @@ Model parse_model(const std::string& text, const std::string& name) {
     r.expect_map(i, "interactions", {"contacts", "repulsion"});
     if (i["contacts"]) {
       const std::string c = r.choice(i["contacts"], "interactions.contacts", {"soft", "hard", "none"});
-      m.contacts = c == "hard" ? sim::Contacts::hard
-                   : c == "none" ? sim::Contacts::none : sim::Contacts::soft;
+      m.contacts = c == "hard" ? Contacts::hard : c == "none" ? Contacts::none : Contacts::soft;
     }
     if (i["repulsion"])
       m.repulsion = r.number_at_least(i["repulsion"], "interactions.repulsion", 0, false);
@@ -416,52 +415,51 @@ Model parse_model(const std::string& text, const std::string& name) {
 }
 
 Model load_model(const std::string& path) {
-  require_regular_file(path, "a model file");
+  io::require_regular_file(path, "a model file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "cannot open the model file");
+  if (!in) throw io::InputError(path, 0, "cannot open the model file");
   if (std::error_code ec; std::filesystem::is_directory(path, ec))
-    throw InputError(path, 0, "is a directory, not a model file");
+    throw io::InputError(path, 0, "is a directory, not a model file");
   std::ostringstream text;
   text << in.rdbuf();
   return parse_model(text.str(), path);
 }
 
-// The time step against what limits it (nestsim/sim/time_step.h): the stiffest soft
+// The time step against what limits it (nestsim/model/time_step.h): the stiffest soft
 // contact, or for hard and none contacts the membranes and the periodic images; reported
 // at `simulation.dt` with the largest dt that the limit accepts.
 void check_time_step(const Reader& r, const Model& m) {
-  std::vector<sim::ContactKind> kinds;
+  std::vector<ContactKind> kinds;
   for (const auto& k : m.kinds)
     kinds.push_back({k.compartment, k.membrane, diffusion_of(k, m),
                      k.compartment ? k.radius - 0.5 * k.thickness : 0.0});
   std::ostringstream os;
-  if (m.contacts != sim::Contacts::soft) {
+  if (m.contacts != Contacts::soft) {
     const double edge = m.periodic ? std::min({m.box[0], m.box[1], m.box[2]}) : 0.0;
-    const sim::LargeStepLimit limit = sim::large_step_max_dt(kinds, edge, m.dt_limit);
+    const LargeStepLimit limit = large_step_max_dt(kinds, edge, m.dt_limit);
     if (m.dt <= limit.dt) return;
     if (limit.membrane)
       os << "too large for membrane diffusion: 5 D dt / R^2 exceeds "
-         << (m.dt_limit == sim::DtLimit::accurate ? sim::kMembraneStepAccurate
-                                                   : sim::kMembraneStepStable)
+         << (m.dt_limit == DtLimit::accurate ? kMembraneStepAccurate : kMembraneStepStable)
          << " for the fastest membrane species on the smallest compartment (its projected "
             "step loses that fraction of D)";
     else
-      os << "too large for the periodic box: " << sim::kImageSigmas
+      os << "too large for the periodic box: " << kImageSigmas
          << " x sqrt(2 D dt) of the fastest pair (or body and carrier) exceeds half the "
             "shortest edge (moves are tested against the nearest image)";
     os << "; use dt <= " << limit.dt
-       << (limit.membrane && m.dt_limit == sim::DtLimit::accurate
+       << (limit.membrane && m.dt_limit == DtLimit::accurate
                ? " (or `dt_limit: stable` for 10%, models/README.md)"
                : "");
     r.fail(m.dt_at, "simulation.dt", os.str());
   }
-  const double largest = sim::max_dt(kinds, m.repulsion, 1.0, m.dt_limit);
+  const double largest = max_dt(kinds, m.repulsion, 1.0, m.dt_limit);
   if (m.dt <= largest) return;
-  const double step = m.dt * sim::contact_rate(kinds, m.repulsion, 1.0);
+  const double step = m.dt * contact_rate(kinds, m.repulsion, 1.0);
   os << "too large for accurate contacts: (D_a + D_b) x repulsion x dt = " << step
      << " for the fastest pair of kinds that touch softly, above "
-     << sim::contact_step_limit(m.dt_limit) << "; use dt <= " << largest
-     << (m.dt_limit == sim::DtLimit::accurate
+     << contact_step_limit(m.dt_limit) << "; use dt <= " << largest
+     << (m.dt_limit == DtLimit::accurate
              ? " (or `dt_limit: stable` to trade contact accuracy for speed, models/README.md;"
                " `interactions: {contacts: hard}` does not limit dt)"
              : "");
@@ -572,4 +570,4 @@ void validate(const Model& m) {
   check_time_step(r, m);
 }
 
-}  // namespace nestsim::io
+}  // namespace nestsim::model

@@ -8,7 +8,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-namespace nestsim::io {
+namespace nestsim::model {
 
 // Returns `text` with KEY set to `value` (a new key is added to its map; maps on the
 // way are created). Each part of KEY names a key of a map; in a list, a 0-based index
@@ -32,4 +32,4 @@ YAML::Node get_model_value(const std::string& text, const std::string& name,
 // Emits a YAML tree as model text (what Model.from_dict builds a model from).
 std::string emit_model(const YAML::Node& root);
 
-}  // namespace nestsim::io
+}  // namespace nestsim::model

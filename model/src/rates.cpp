@@ -1,13 +1,13 @@
-// Erban-Chapman's rate of the Doi model and its inverse (nestsim/io/rates.h).
-#include "nestsim/io/rates.h"
+// Erban-Chapman's rate of the Doi model and its inverse (nestsim/model/rates.h).
+#include "nestsim/model/rates.h"
 
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
-#include "nestsim/io/model.h"
+#include "nestsim/model/model.h"
 
-namespace nestsim::io {
+namespace nestsim::model {
 namespace {
 
 constexpr double pi = 3.14159265358979323846;
@@ -103,4 +103,4 @@ double per_molar_second_in_model_units(const Units& units) {
   return 1e-3 / avogadro / (l * l * l) * units.seconds_per_time();
 }
 
-}  // namespace nestsim::io
+}  // namespace nestsim::model

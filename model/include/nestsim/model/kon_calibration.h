@@ -26,7 +26,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace nestsim::io {
+namespace nestsim::model {
 
 struct Model;
 struct ReactionSpec;
@@ -100,7 +100,7 @@ struct KonRule {
 KonRule calibrate_rule(const ReactionSpec& x, const Model& m);
 
 // Under hard contacts, the reactants of a rule given by kon meet as points (Andrews-Bray's
-// binding radius assumes it): the kinds x kinds table of sim::Setup::contact_exempt with
+// binding radius assumes it): the kinds x kinds table of Setup::contact_exempt with
 // those pairs 1 (symmetric). Empty under soft and none.
 std::vector<uint8_t> kon_contact_exempt(const Model& m);
 
@@ -136,4 +136,4 @@ double largest_dt_for_koff(const ReactionSpec& x, const Model& m);
 // whose ball fits the box (2 sigma_b < min_box). +inf when no dt limits it.
 double largest_dt_for_kon(const ReactionSpec& x, const Model& m, double min_box);
 
-}  // namespace nestsim::io
+}  // namespace nestsim::model

@@ -3,9 +3,9 @@
 // the entries before it alone. Placed bodies are kept in one hash grid per kind, so
 // that a crowded model of 10^5 bodies, or of 10^5 `place:` entries, places in near
 // linear time.
-#include "nestsim/io/placement.h"
+#include "nestsim/model/placement.h"
 
-#include "nestsim/io/kon_calibration.h"
+#include "nestsim/model/kon_calibration.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <utility>
 
-namespace nestsim::io {
+namespace nestsim::model {
 namespace {
 
 using Vec = std::array<double, 3>;
@@ -70,9 +70,9 @@ double ball_volume(double r) { return 4.0 / 3.0 * pi * r * r * r; }
 
 class Placer {
  public:
-  Placer(const Model& model, sim::Setup& setup, const std::function<bool()>& stop)
+  Placer(const Model& model, Setup& setup, const std::function<bool()>& stop)
       : model_(model), setup_(setup), stop_(stop), box_(setup.box),
-        periodic_(setup.boundary == sim::Boundary::periodic), grids_(setup.kinds.size()) {
+        periodic_(setup.boundary == Boundary::periodic), grids_(setup.kinds.size()) {
     const double widest = std::max({box_[0], box_[1], box_[2]});
     for (std::size_t k = 0; k < grids_.size(); ++k) {
       KindGrid& g = grids_[k];
@@ -106,7 +106,7 @@ class Placer {
       if (n % 1024 == 1023) check_stop();
       bool placed = false;
       for (int attempt = 0; attempt < placement_attempts && !placed; ++attempt) {
-        sim::Body b;
+        Body b;
         b.kind = kind;
         if (p.region == Placement::Region::on) {
           const auto& host = setup_.bodies[instances[rng.below(instances.size())]];
@@ -256,7 +256,7 @@ class Placer {
   // The first placed body that `b` would overlap (solid spheres, touching allowed),
   // ignoring the compartments that hold it in their lumen and the membrane it sits
   // in; -1 if none.
-  int64_t conflict(const sim::Body& b) const {
+  int64_t conflict(const Body& b) const {
     const double r = setup_.kinds[b.kind].radius;
     int64_t found = -1;
     for (std::size_t k = 0; k < grids_.size() && found < 0; ++k) {
@@ -318,7 +318,7 @@ class Placer {
     return (u(c[0]) * u(g.cells[1] + 1) + u(c[1])) * u(g.cells[2] + 1) + u(c[2]);
   }
 
-  void add(const sim::Body& b) {
+  void add(const Body& b) {
     const int64_t id = int64_t(setup_.bodies.size());
     setup_.bodies.push_back(b);
     KindGrid& g = grids_[b.kind];
@@ -327,7 +327,7 @@ class Placer {
   }
 
   void place_at(uint32_t kind, const Vec& at) {
-    sim::Body b;
+    Body b;
     b.kind = kind;
     const double r = setup_.kinds[kind].radius;
     for (int d = 0; d < 3; ++d) b.position[d] = wrap(at[d], d);
@@ -362,7 +362,7 @@ class Placer {
   }
 
   const Model& model_;
-  sim::Setup& setup_;
+  Setup& setup_;
   const std::function<bool()>& stop_;
   Vec box_;
   bool periodic_;
@@ -375,14 +375,14 @@ class Placer {
 
 namespace {
 
-sim::Term term_of(const RuleTerm& t, const Model& m) {
-  sim::Term out;
+Term term_of(const RuleTerm& t, const Model& m) {
+  Term out;
   out.kind = uint32_t(m.kind_index(t.kind));
   switch (t.where) {
-    case RuleTerm::Where::any: out.site.where = sim::Site::Where::any; break;
-    case RuleTerm::Where::in: out.site.where = sim::Site::Where::in; break;
-    case RuleTerm::Where::on: out.site.where = sim::Site::Where::on; break;
-    case RuleTerm::Where::outside: out.site.where = sim::Site::Where::outside; break;
+    case RuleTerm::Where::any: out.site.where = Site::Where::any; break;
+    case RuleTerm::Where::in: out.site.where = Site::Where::in; break;
+    case RuleTerm::Where::on: out.site.where = Site::Where::on; break;
+    case RuleTerm::Where::outside: out.site.where = Site::Where::outside; break;
   }
   if (t.where != RuleTerm::Where::any)
     out.site.compartment = uint32_t(m.kind_index(t.compartment));
@@ -391,10 +391,10 @@ sim::Term term_of(const RuleTerm& t, const Model& m) {
 
 // A validated rule in kind indices. Binding rules are stored species first
 // ("S + K -> S2 on K"), whichever order the file wrote them in.
-sim::Reaction reaction_of(const ReactionSpec& x, const Model& m) {
-  sim::Reaction r;
+Reaction reaction_of(const ReactionSpec& x, const Model& m) {
+  Reaction r;
   r.name = x.name;
-  const KonRule k = calibrate_rule(x, m);  // kon held at dt (nestsim/io/kon_calibration.h)
+  const KonRule k = calibrate_rule(x, m);  // kon held at dt (nestsim/model/kon_calibration.h)
   r.rate = k.rate;
   r.radius = k.radius;
   r.equilibrium_products = x.forward >= 0;
@@ -417,11 +417,11 @@ sim::Reaction reaction_of(const ReactionSpec& x, const Model& m) {
 
 }  // namespace
 
-sim::Setup make_setup_without_bodies(const Model& m) {
-  sim::Setup s;
+Setup make_setup_without_bodies(const Model& m) {
+  Setup s;
   s.dim = 3;
   s.box = m.box;
-  s.boundary = m.periodic ? sim::Boundary::periodic : sim::Boundary::reflective;
+  s.boundary = m.periodic ? Boundary::periodic : Boundary::reflective;
   s.length_unit = m.units.length;
   s.time_unit = m.units.time;
   s.dt = m.dt;
@@ -432,10 +432,10 @@ sim::Setup make_setup_without_bodies(const Model& m) {
   s.output_file = m.output_file;
   s.repulsion = m.repulsion;
   s.contacts = m.contacts;
-  s.collision = m.solid ? sim::Collision::solid : sim::Collision::hollow;
+  s.collision = m.solid ? Collision::solid : Collision::hollow;
   s.kT = 1;  // energies are in kT
   for (const auto& k : m.kinds) {
-    sim::Kind kind;
+    Kind kind;
     kind.name = k.name;
     kind.compartment = k.compartment;
     kind.radius = k.radius;
@@ -452,7 +452,7 @@ sim::Setup make_setup_without_bodies(const Model& m) {
   return s;
 }
 
-sim::Setup make_setup(const Model& m, const std::function<bool()>& stop) {
+Setup make_setup(const Model& m, const std::function<bool()>& stop) {
   validate(m);
   // The bodies asked for, before any is placed: a run holds at most max_slots.
   uint64_t n = 0;
@@ -472,11 +472,11 @@ sim::Setup make_setup(const Model& m, const std::function<bool()>& stop) {
     throw ModelError(m.path, 0, 0, "simulation.capacity",
                      "expected at least the " + std::to_string(n) + " bodies placed, got " +
                          std::to_string(m.capacity));
-  sim::Setup s = make_setup_without_bodies(m);
+  Setup s = make_setup_without_bodies(m);
   Placer placer(m, s, stop);
   for (std::size_t i = 0; i < m.place.size(); ++i) placer.place(i);
   if (m.capacity == 0) s.capacity = std::min(default_capacity(n), max_slots);
   return s;
 }
 
-}  // namespace nestsim::io
+}  // namespace nestsim::model

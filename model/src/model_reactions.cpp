@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "model_reading.h"
-#include "nestsim/io/kon_calibration.h"
-#include "nestsim/io/rates.h"
+#include "nestsim/model/kon_calibration.h"
+#include "nestsim/model/rates.h"
 
-namespace nestsim::io::model_reading {
+namespace nestsim::model::model_reading {
 
 namespace {
 
@@ -257,20 +257,20 @@ void read_reactions(const Reader& r, const YAML::Node& node, Model& m) {
     bool reversible = false;
     const std::string what = parse_rule(x.rule, x, reversible);
     if (!what.empty())
-      r.fail(rule, key + ".rule", "malformed rule '" + excerpt(x.rule) + "': " + what + "; " + rule_forms);
+      r.fail(rule, key + ".rule", "malformed rule '" + io::excerpt(x.rule) + "': " + what + "; " + rule_forms);
     if (reversible) {
       // "A + B <-> C": two free species and their complex, kon and koff (models/README.md,
       // "Reversible rules"); read as the forward rule and its reverse.
       if (x.reactants.size() != 2 || x.products.size() != 1)
         r.fail(rule, key + ".rule",
                "a reversible rule is 'A + B <-> C' (two reactants, one product), got '" +
-                   excerpt(x.rule) + "'");
+                   io::excerpt(x.rule) + "'");
       for (const auto* side : {&x.reactants, &x.products})
         for (const auto& t : *side)
           if (t.where != RuleTerm::Where::any)
             r.fail(rule, key + ".rule",
                    "a reversible rule 'A + B <-> C' takes kinds without sites (in, on, outside), "
-                   "got '" + excerpt(x.rule) + "'");
+                   "got '" + io::excerpt(x.rule) + "'");
       if (e["rate"])
         r.fail(e["rate"], key + ".rate",
                "a reversible rule takes kon: (the macroscopic rate constant, e.g. '1e8 /M/s') "
@@ -282,7 +282,7 @@ void read_reactions(const Reader& r, const YAML::Node& node, Model& m) {
     } else if (e["koff"]) {
       r.fail(e["koff"], key + ".koff",
              "koff: is the dissociation rate of a reversible rule 'A + B <-> C' (with kon:); "
-             "rule '" + excerpt(x.rule) + "' is one-way: give its rate with rate: or kon:");
+             "rule '" + io::excerpt(x.rule) + "' is one-way: give its rate with rate: or kon:");
     }
     if (!e["rate"] && !e["kon"])
       r.fail(e, key + ".rate",
@@ -337,7 +337,7 @@ std::string rule_text(const ReactionSpec& x) {
 
 Location or_entry(const Location& at, const Location& entry) { return at.line > 0 ? at : entry; }
 
-// kon of a binding onto a membrane, "S + K -> S2 on K" (nestsim/io/kon_calibration.h):
+// kon of a binding onto a membrane, "S + K -> S2 on K" (nestsim/model/kon_calibration.h):
 // below the diffusion limit 4 pi D R of K's contact sphere, and a probability per step
 // p <= 1 that holds it at simulation.dt, or the largest dt at which one does.
 void check_binding_kon(const Reader& r, const Model& m, const ReactionSpec& x, const std::string& key,
@@ -380,7 +380,7 @@ void check_binding_kon(const Reader& r, const Model& m, const ReactionSpec& x, c
 }
 
 // A rule given by kon (read_kon): two free species, whose kon holds at the run's dt for
-// its contact model (nestsim/io/kon_calibration.h), or the largest dt that holds it.
+// its contact model (nestsim/model/kon_calibration.h), or the largest dt that holds it.
 void check_kon(const Reader& r, const Model& m, const ReactionSpec& x, const std::string& key,
                double min_box) {
   const Location at = or_entry(x.rate_at, x.where);
@@ -422,8 +422,8 @@ void check_kon(const Reader& r, const Model& m, const ReactionSpec& x, const std
     check_binding_kon(r, m, x, key, at, contact);
     return;
   }
-  if (m.contacts == sim::Contacts::soft) {
-    // The Doi model with the soft repulsion (nestsim/io/kon_calibration.h): below the
+  if (m.contacts == Contacts::soft) {
+    // The Doi model with the soft repulsion (nestsim/model/kon_calibration.h): below the
     // diffusion limit, and a step probability lambda dt small enough to hold it.
     const double limit = 4 * pi * D * sigma;
     if (!(kon < limit)) {
@@ -448,7 +448,7 @@ void check_kon(const Reader& r, const Model& m, const ReactionSpec& x, const std
   if (m.dt <= largest) return;
   std::ostringstream os;
   given(os);
-  if (m.contacts == sim::Contacts::soft)
+  if (m.contacts == Contacts::soft)
     os << " needs the Doi rate " << calibrate_rule(x, m).rate << " /" << m.units.time
        << " (soft contacts, radius " << sigma << " " << len << "), whose probability per step "
        << "lambda dt must stay <= " << kMaxDoiStepProbability << " to hold kon: simulation.dt "
@@ -469,7 +469,7 @@ void check_kon(const Reader& r, const Model& m, const ReactionSpec& x, const std
 
 // The reverse of a reversible rule (its forward rule checked by check_kon): koff >= 0,
 // and an unbinding probability per step q < 1 that holds K = kon / koff at the run's dt
-// (nestsim/io/kon_calibration.h), or the largest dt below which one does.
+// (nestsim/model/kon_calibration.h), or the largest dt below which one does.
 void check_koff(const Reader& r, const Model& m, const ReactionSpec& x, const std::string& key) {
   const Location at = or_entry(x.rate_at, x.where);
   const double koff = x.koff.value_or(0);
@@ -534,7 +534,7 @@ struct RuleCheck {
     if (!valid_name(x.name))
       r.fail(at_name, key + ".name",
              "a reaction name is a letter or '_' then letters, digits, '_', '-', got '" +
-                 excerpt(x.name) + "'");  // control characters escaped: one line
+                 io::excerpt(x.name) + "'");  // control characters escaped: one line
     for (std::size_t j = 0; j < i; ++j)
       if (m.reactions[j].name == x.name)
         r.fail(at_name, key + ".name",
@@ -686,4 +686,4 @@ void check_reactions(const Reader& r, const Model& m, double min_box) {
   }
 }
 
-}  // namespace nestsim::io::model_reading
+}  // namespace nestsim::model::model_reading

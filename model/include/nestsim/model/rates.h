@@ -11,7 +11,7 @@
 // of units (the model's: length^3/time, 1/time, length^2/time, length).
 #pragma once
 
-namespace nestsim::io {
+namespace nestsim::model {
 
 struct Units;
 
@@ -29,4 +29,4 @@ double doi_rate_from_kon(double kon, double D, double sigma);
 // `units`: 1.66054e-6 nm^3/us.
 double per_molar_second_in_model_units(const Units& units);
 
-}  // namespace nestsim::io
+}  // namespace nestsim::model

@@ -1,14 +1,14 @@
-// Placement: a validated Model -> the engine's initial state (sim::Setup), resolving
+// Placement: a validated Model -> the engine's initial state (Setup), resolving
 // `place:` deterministically from the model's seed. Rules in models/README.md.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
 
-#include "nestsim/io/model.h"
-#include "nestsim/sim/setup.h"
+#include "nestsim/model/model.h"
+#include "nestsim/model/setup.h"
 
-namespace nestsim::io {
+namespace nestsim::model {
 
 // Random positions tried for one body before a placement is declared impossible.
 inline constexpr int placement_attempts = 10000;
@@ -34,10 +34,10 @@ class PlacementStopped : public std::runtime_error {
 // an `at:` body crossing a membrane, overlapping another or outside the box, or a
 // region too crowded to take `count` more bodies. `stop`, when given, is asked between
 // entries and every 1024 bodies; true throws PlacementStopped.
-sim::Setup make_setup(const Model& model, const std::function<bool()>& stop = {});
+Setup make_setup(const Model& model, const std::function<bool()>& stop = {});
 
 // Kinds, box, units and run parameters only (no bodies): what a resumed run rebuilds
 // before it loads the bodies from the trajectory's last frame.
-sim::Setup make_setup_without_bodies(const Model& model);
+Setup make_setup_without_bodies(const Model& model);
 
-}  // namespace nestsim::io
+}  // namespace nestsim::model

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "nestsim/io/model.h"
+#include "nestsim/model/model.h"
 
-namespace nestsim::io::model_reading {
+namespace nestsim::model::model_reading {
 
 inline constexpr double pi = 3.14159265358979323846;
 inline constexpr double euler_gamma = 0.57721566490153286061;
@@ -47,7 +47,7 @@ inline std::string describe(const YAML::Node& node) {
     case YAML::NodeType::Scalar: {
       const std::string& tag = node.Tag();
       const std::string core = "tag:yaml.org,2002:";
-      const std::string text = "'" + excerpt(node.Scalar()) + "'";
+      const std::string text = "'" + io::excerpt(node.Scalar()) + "'";
       if (tag == "?") return text;
       if (tag == "!") return text + " (quoted: text)";
       return text + " (tagged " + (tag.rfind(core, 0) == 0 ? "!!" + tag.substr(core.size()) : tag) +
@@ -89,7 +89,7 @@ class Reader {
     std::set<std::string> seen;
     for (const auto& entry : node) {
       const std::string name = entry.first.Scalar();
-      const std::string path = (key.empty() ? "" : key + ".") + excerpt(name);
+      const std::string path = (key.empty() ? "" : key + ".") + io::excerpt(name);
       if (!seen.insert(name).second) fail(entry.first, path, "duplicate key");
       if (!allowed.empty() && !allowed.count(name)) {
         std::string list;
@@ -196,4 +196,4 @@ inline bool valid_name(const std::string& s) {
 void read_reactions(const Reader& r, const YAML::Node& node, Model& m);
 void check_reactions(const Reader& r, const Model& m, double min_box);
 
-}  // namespace nestsim::io::model_reading
+}  // namespace nestsim::model::model_reading

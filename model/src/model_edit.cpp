@@ -1,12 +1,12 @@
 // Editing model text by dotted key (model_edit.h).
-#include "nestsim/io/model_edit.h"
+#include "nestsim/model/model_edit.h"
 
 #include <cctype>
 #include <vector>
 
-#include "nestsim/io/model.h"
+#include "nestsim/model/model.h"
 
-namespace nestsim::io {
+namespace nestsim::model {
 namespace {
 
 std::vector<std::string> split_key(const std::string& key) {
@@ -158,11 +158,11 @@ std::string set_model_value(const std::string& text, const std::string& name,
   try {
     documents = YAML::LoadAll(value_yaml);
   } catch (const YAML::ParserException& e) {
-    throw ModelError(name, 0, 0, key, "the value '" + excerpt(value_yaml) + "' is not YAML: " + e.msg);
+    throw ModelError(name, 0, 0, key, "the value '" + io::excerpt(value_yaml) + "' is not YAML: " + e.msg);
   }
   if (documents.size() > 1)
     throw ModelError(name, 0, 0, key,
-                     "the value '" + excerpt(value_yaml) + "' holds " +
+                     "the value '" + io::excerpt(value_yaml) + "' holds " +
                          std::to_string(documents.size()) + " YAML documents, not one");
   YAML::Node value = documents.empty() ? YAML::Node() : documents.front();
   keep_quoted_as_text(value);
@@ -177,4 +177,4 @@ YAML::Node get_model_value(const std::string& text, const std::string& name,
   return found.IsDefined() ? YAML::Clone(found) : YAML::Node(YAML::NodeType::Undefined);
 }
 
-}  // namespace nestsim::io
+}  // namespace nestsim::model
