@@ -31,40 +31,51 @@ struct Family {
   scenes::Scene (*make)(int dim);
 };
 
+// Random draws of the scenes below: uniform numbers, points in a ball (a disc in 2D), and
+// a stack of shells of radius 2 i about a centre (5% of them solid-ish, wall 1.8).
+struct Draws {
+  std::mt19937_64 rng;
+  int dim;
+  std::uniform_real_distribution<double> uniform{0.0, 1.0};
+  double unit() { return uniform(rng); }
+  void in_ball(const double* c, double radius, double* out) {
+    double u[3], n2;
+    do {
+      for (double& v : u) v = 2 * unit() - 1;
+      if (dim == 2) u[2] = 0;
+      n2 = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
+    } while (n2 > 1);
+    for (int a = 0; a < 3; ++a) out[a] = c[a] + radius * u[a];
+  }
+  void stack(scenes::Scene& s, const double* centre, int shells) {
+    for (int i = 1; i <= shells; ++i) {
+      double x[3];
+      in_ball(centre, 0.3, x);
+      s.bodies.push_back(x[0], x[1], x[2], 2.0 * i, unit() < 0.05 ? 1.8 : 0.5);
+    }
+  }
+};
+
 // One stack of 120 near-concentric shells beside 24 lysosomes of radius 18 (wall 1), each
 // holding 40 ILVs (radius 0.5 to 1, wall 0.3 r), all in the stack's few cells: more
 // compartments than a cell has anchors (shell_cells.cuh, kShellAnchors), so that the
 // ILVs of the lysosomes without one go with the nearest anchor; and ILVs that touch,
 // cut or sit inside their lysosome's wall.
 scenes::Scene crowded_lysosomes(int dim) {
-  std::mt19937_64 rng(23);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  auto in_ball = [&](const double* c, double radius, double* out) {
-    double u[3], n2;
-    do {
-      for (double& v : u) v = 2 * unit(rng) - 1;
-      if (dim == 2) u[2] = 0;
-      n2 = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
-    } while (n2 > 1);
-    for (int a = 0; a < 3; ++a) out[a] = c[a] + radius * u[a];
-  };
+  Draws d{std::mt19937_64(23), dim};
   scenes::Scene s;
   s.domain.dim = dim;
   const double centre[3] = {400, 400, dim == 3 ? 400.0 : 0.0};
-  for (int i = 1; i <= 120; ++i) {
-    double x[3];
-    in_ball(centre, 0.3, x);
-    s.bodies.push_back(x[0], x[1], x[2], 2.0 * i, unit(rng) < 0.05 ? 1.8 : 0.5);
-  }
+  d.stack(s, centre, 120);
   for (int l = 0; l < 24; ++l) {
     double c[3];
-    do in_ball(centre, 380, c);  // off the stack (radius 240), inside the box
+    do d.in_ball(centre, 380, c);  // off the stack (radius 240), inside the box
     while (std::hypot(c[0] - centre[0], c[1] - centre[1], c[2] - centre[2]) < 262);
     s.bodies.push_back(c[0], c[1], c[2], 18.0, 1.0);
     for (int i = 0; i < 40; ++i) {
       double x[3];
-      in_ball(c, 17.5, x);
-      const double r = 0.5 + 0.5 * unit(rng);
+      d.in_ball(c, 17.5, x);
+      const double r = 0.5 + 0.5 * d.unit();
       s.bodies.push_back(x[0], x[1], x[2], r, 0.3 * r);
     }
   }
@@ -81,38 +92,24 @@ scenes::Scene crowded_lysosomes(int dim) {
 // across a block's edge, and one lysosome at the box's corner, so that on a periodic box
 // its ILVs wrap around every axis.
 scenes::Scene ilv_clouds(int dim) {
-  std::mt19937_64 rng(29);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  auto in_ball = [&](const double* c, double radius, double* out) {
-    double u[3], n2;
-    do {
-      for (double& v : u) v = 2 * unit(rng) - 1;
-      if (dim == 2) u[2] = 0;
-      n2 = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
-    } while (n2 > 1);
-    for (int a = 0; a < 3; ++a) out[a] = c[a] + radius * u[a];
-  };
+  Draws d{std::mt19937_64(29), dim};
   scenes::Scene s;
   s.domain.dim = dim;
   const double centre[3] = {200, 200, dim == 3 ? 200.0 : 0.0};
-  for (int i = 1; i <= 60; ++i) {
-    double x[3];
-    in_ball(centre, 0.3, x);
-    s.bodies.push_back(x[0], x[1], x[2], 2.0 * i, unit(rng) < 0.05 ? 1.8 : 0.5);
-  }
+  d.stack(s, centre, 60);
   const double lysosome = dim == 3 ? 14.0 : 12.0;
   const int ilvs = dim == 3 ? 400 : 150;
   for (int l = 0; l < 12; ++l) {
     double c[3] = {0, 0, 0};  // the first at the box's corner
     if (l > 0) {
-      do in_ball(centre, 190, c);
+      do d.in_ball(centre, 190, c);
       while (std::hypot(c[0] - centre[0], c[1] - centre[1], c[2] - centre[2]) < 137);
     }
     s.bodies.push_back(c[0], c[1], c[2], lysosome, 1.0);
     for (int i = 0; i < ilvs; ++i) {
       double x[3];
-      in_ball(c, lysosome - 1.5, x);
-      const double r = 0.5 + 0.5 * unit(rng);
+      d.in_ball(c, lysosome - 1.5, x);
+      const double r = 0.5 + 0.5 * d.unit();
       s.bodies.push_back(x[0], x[1], x[2], r, 0.3 * r);
       if (i % 50 == 0) {  // a twin touching it exactly along x
         const double r2 = 0.5;
