@@ -26,6 +26,8 @@
 #                 CTEST_JOBS, 4, without MPS)
 #     python      the Python tests (label python) with that python3, its pybind11 and
 #                 numpy, and `pip install .` of the module (label pip), on the first GPU
+#     replicas    then 4 processes of tests/python/test_replicas.py side by side on the
+#                 first GPU, 60 s each
 #     validation  the validation suite (bench/gpu_validation.sh), both seeds, on the
 #                 GPUs but the first (on the first where it is alone), PER_GPU
 #                 processes at a time on each (the cores left over)
@@ -276,6 +278,23 @@ if ! out_of_time tests; then
   else
     summary python FAIL "rc=$rc: $(ctest_line "$LOG/python.log") ($python_versions); $(
       grep -m3 -E 'Segmentation|Fatal Python|Error' "$LOG/python.log" | tr '\n' ' ' | cut -c1-200)"
+  fi
+  # Replicas in several processes on one GPU: 4 copies of the replicas test side by side
+  # (a worker thread ending with queued work stalled here; sim::finish_thread_work).
+  if [ "$(left)" -gt 70 ]; then
+    start=$(date +%s); pids=()
+    for k in 1 2 3 4; do
+      CUDA_VISIBLE_DEVICES=$(device_ids "$first") PYTHONPATH="$BUILD/python" NESTSIM_BINARY="$BUILD/nestsim" \
+        NESTSIM_SOURCE_DIR="$PWD" timeout 60 "$python" -m pytest -q -p no:cacheprovider \
+        tests/python/test_replicas.py > "$LOG/replicas_$k.log" 2>&1 & pids+=($!)
+    done
+    ended=0
+    for p in "${pids[@]}"; do wait "$p" && ended=$((ended + 1)); done
+    if [ $ended -eq 4 ]; then
+      summary replicas ok "4 processes of tests/python/test_replicas.py side by side on one GPU: all passed in $(( $(date +%s) - start )) s"
+    else
+      summary replicas FAIL "$((4 - ended)) of 4 processes of tests/python/test_replicas.py failed or stalled (60 s); $LOG/replicas_*.log"
+    fi
   fi
   wait "$validation_pid"
   validation_result $? "$budget"

@@ -1,8 +1,13 @@
 #!/bin/bash
-# Reproduces the stall of python_test_replicas on one GPU (found 2026-11-28 at 415bcf4 on an
-# H200): 4 pytest processes of tests/python/test_replicas.py side by side, with and without
+# The stall of python_test_replicas on one GPU (H200, driver 580.159, 2026-11-28): 4 pytest
+# processes of tests/python/test_replicas.py side by side, with and without
 # OMP_NUM_THREADS=1 and a private MPS daemon; a process still running after 25 s (one alone
 # takes ~8 s) is listed with its threads' states (R: spinning; S + wchan: sleeping).
+# At 1f8a423, 3-4 of 4 stalled in every trial: the main thread in Replicas::run's join, a
+# worker in the driver's thread-exit clean-up (libcuda under __nptl_deallocate_tsd, on a
+# lock) and a driver thread in a sched_yield loop. With each worker's per-thread stream
+# synchronised before it ends (sim::finish_thread_work), 0 of 8 stalled; so did a pool of
+# threads that never end. bench/gpu_check.sh runs the 4 side by side as its replicas part.
 # Usage, from the repository root: bash dev/gpu_replicas_hang.sh BUILD_DIR  (a CUDA build
 # with the Python module, e.g. the tree bench/gpu_check.sh leaves in /tmp/nestsim-cuda).
 set -u

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <thread>
 
+#include "nestsim/sim/replicas.h"
+
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -137,6 +139,12 @@ void coordinate(Coordinator& c, const SlotPlan& plan, int ranks, const std::atom
       bind_slot(plan.threads, plan.gpus.empty() ? -1 : plan.gpus[std::size_t(k)]);
       uint64_t member = 0;
       while (board.take(member, stop)) board.post(member, run_member(c.job(member), stop), 0);
+      // The slot's stream left idle before its thread ends (sim::finish_thread_work); an
+      // error here is a device fault that the members' outcomes have reported already.
+      try {
+        sim::finish_thread_work();
+      } catch (const std::exception&) {
+      }
       --running_slots;
     });
   int active_ranks = ranks - 1;  // other ranks still asking for members

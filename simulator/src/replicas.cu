@@ -25,6 +25,12 @@ int cores() { return std::max(1, int(std::thread::hardware_concurrency())); }
 
 }  // namespace
 
+void finish_thread_work() {
+#if defined(NESTSIM_BACKEND_CUDA)
+  NESTSIM_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+#endif
+}
+
 int default_replica_workers() {
 #if defined(NESTSIM_BACKEND_CUDA)
   return std::min(kGpuReplicaWorkers, cores());
@@ -55,6 +61,7 @@ void for_each_replica(int count, const std::function<void(int)>& body, int worke
   // A worker that cannot start (its device, its team) leaves the replicas to the others;
   // its error is reported only when no worker started, so no replica ran.
   std::vector<std::exception_ptr> start_errors(static_cast<std::size_t>(workers));
+  std::vector<std::exception_ptr> end_errors(static_cast<std::size_t>(workers));
   auto work = [&](int w) {
     try {
 #if defined(NESTSIM_BACKEND_CUDA)
@@ -74,6 +81,11 @@ void for_each_replica(int count, const std::function<void(int)>& body, int worke
         errors[std::size_t(r)] = std::current_exception();
       }
     }
+    try {
+      finish_thread_work();
+    } catch (...) {
+      end_errors[std::size_t(w)] = std::current_exception();
+    }
   };
   std::vector<std::thread> threads;
   threads.reserve(std::size_t(workers));
@@ -83,6 +95,8 @@ void for_each_replica(int count, const std::function<void(int)>& body, int worke
     for (const auto& e : start_errors)
       if (e) std::rethrow_exception(e);
   for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  for (const auto& e : end_errors)
     if (e) std::rethrow_exception(e);
 }
 

@@ -28,6 +28,14 @@ namespace nestsim::sim {
 // CPU the process's OpenMP threads (OMP_NUM_THREADS), one copy on each.
 int default_replica_workers();
 
+// Waits for the work the calling host thread queued on its per-thread default stream
+// (nothing on the CPU backend). A worker thread calls it before it ends: a thread that
+// exits with work still queued can stall for good in the CUDA driver's clean-up of the
+// thread's stream when other processes share the GPU (driver 580 on an H200: 3 or 4 of 4
+// pytest processes of tests/python/test_replicas.py side by side, every time; none with
+// this wait, 8 of 8; dev/gpu_replicas_hang.sh reproduces it).
+void finish_thread_work();
+
 // body(r) for r in [0, count), on up to `workers` host threads (0: the default), each on
 // the CUDA device of the caller. On the CPU backend each worker's OpenMP team is its
 // share of the cores. After every call has ended, the exception of the lowest r that
