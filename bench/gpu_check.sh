@@ -31,10 +31,11 @@
 #     validation  the validation suite (bench/gpu_validation.sh), both seeds, on the
 #                 GPUs but the first (on the first where it is alone), PER_GPU
 #                 processes at a time on each (the cores left over)
-#   ensemble    members/s of `nestsim ensemble` (tests/ensemble/gpu_throughput.sh),
-#               without MPS: one GPU with one member at a time and with 8 side by side;
-#               with 2 or more GPUs also every GPU in one process and mpirun -n GPUS,
-#               and the speed-ups
+#   ensemble    members/s of `nestsim ensemble` (tests/ensemble/gpu_throughput.sh), 32
+#               members of models/receptor_recycling.yaml (ENSEMBLE_MEMBERS), without
+#               MPS: one GPU with one member at a time and with 8 side by side; with 2
+#               or more GPUs also every GPU in one process and mpirun -n GPUS, and the
+#               speed-ups
 # Prints one summary line per part (also in $OUT/summary.txt); the logs go to
 # $OUT/gpu_check.tgz. Exit status: 0 when every part that ran passed.
 # Where the machine lacks the build's Debian libraries, .gpu/unpack-deps.sh brings them.
@@ -303,8 +304,10 @@ fi
 
 # --- ensemble throughput, without MPS ---------------------------------------------------
 if ! out_of_time ensemble; then
+  # 32 members of 2,000 steps: a process's start (a context per GPU, the model, the
+  # store; about a second) is small beside each GPU's share of the members.
   JOBS="1 8" CUDA_VISIBLE_DEVICES=$gpus timeout "$(left)" bash tests/ensemble/gpu_throughput.sh "$BUILD/nestsim" \
-    > "$LOG/ensemble.log" 2>&1
+    models/receptor_recycling.yaml "${ENSEMBLE_MEMBERS:-32}" > "$LOG/ensemble.log" 2>&1
   rc=$?
   rate() { grep -m1 "$1" "$LOG/ensemble.log" | sed -n 's/.*: *\([0-9.]*\) members\/s/\1/p'; }
   one=$(rate "^1 GPU, 1 member"); eight=$(rate "^1 GPU, 8 member")
