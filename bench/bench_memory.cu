@@ -1,6 +1,7 @@
 // The GPU's ceilings for the memory patterns of HSX's sort into cells (CUDA backend
-// only; dev/perf-log.md v22): what moving N 32-byte body records costs when they go to,
-// or come from, random places, against a streaming copy of the same bytes.
+// only; docs/performance.md, "The sort's memory ceilings"): what moving N 32-byte body
+// records costs when they go to, or come from, random places, against a streaming copy of
+// the same bytes.
 //   bench_memory [--sizes 1e5,1e6,1e7] [--repeats K]
 // Kernels, one thread per record (BodyRecord<float> is 32 bytes, one sector):
 //   copy      dst[k] = src[k]                          (streaming floor)
@@ -12,7 +13,7 @@
 //   ranks in order, plain / per warp: the atomics with buckets in order (bucket[k] =
 //             k / 4: four neighbours per bucket, as spatially ordered bodies share
 //             cells), one atomic per thread, or one per bucket and warp (a labelled
-//             partition; measured and rejected for BinGroups, dev/perf-log.md v23);
+//             partition; measured and rejected for BinGroups, the same section);
 //             "ranks/warp" the same per-warp variant on the random buckets
 // Each median of K launches timed with events, in microseconds.
 #include <cooperative_groups.h>

@@ -208,8 +208,8 @@ void PairFinder<Real>::neighbour_lists(uint32_t n, thrust::device_vector<uint64_
                          thrust::maximum<uint64_t>());
   // The sort's two buffers (16 bytes per entry) are kept for the next call, unless they
   // are large: then the caller's memory after the lists matters more than one cudaMalloc
-  // per call (the simulator at 1e8 bodies; dev/perf-log.md, "the simulator at 1e8
-  // proteins fits").
+  // per call (the simulator at 1e8 bodies; docs/performance.md, "List sort buffers
+  // released when large").
   if (double(2 * sizeof(uint64_t) * s.both.size()) > options_.tuning.device.list_keep_bytes) {
     detail::release(s.both);
     detail::release(s.both_alt);

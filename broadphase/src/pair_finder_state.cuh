@@ -91,7 +91,7 @@ struct PairFinder<Real>::State {
 
   // The running pair total of this find(), on the device: each step appends after it
   // without the host reading the step's count (a read-back per step stalls the host;
-  // dev/perf-log.md, "HSX without host round trips").
+  // docs/performance.md, "No read-back per step of a find").
   thrust::device_vector<uint64_t> total;
 
   // Fused single pass (pair_sink.cuh, PairSink; FusedChunk on the CPU) instead of count ->

@@ -68,11 +68,12 @@ namespace {
 // of the Morton code of the initial position on a 1024^dim grid over the box, so that
 // bodies near each other in space are near each other in memory. The neighbour loops
 // then share cache lines: on the H100 at 1e7 bodies in setup order (random in space) the
-// per-entry pair test ran at the speed of random 32-byte loads (dev/perf-log.md). Slots
-// are fixed for a body's life, so a trajectory's slot order stays stable over time;
-// ids stay the indices in Setup::bodies. The order is a pure function of the setup, so
-// runs stay bitwise reproducible; it changes the association of force sums (neighbours
-// are summed in slot order), i.e. the last bits, not the statistics.
+// per-entry pair test ran at the speed of random 32-byte loads (docs/performance.md,
+// "Initial slots in Morton order"). Slots are fixed for a body's life, so a trajectory's
+// slot order stays stable over time; ids stay the indices in Setup::bodies. The order is
+// a pure function of the setup, so runs stay bitwise reproducible; it changes the
+// association of force sums (neighbours are summed in slot order), i.e. the last bits,
+// not the statistics.
 std::vector<uint32_t> initial_slots(const model::Setup& s, bool spatial) {
   const std::size_t n = s.bodies.size();
   std::vector<uint32_t> order(n);

@@ -123,7 +123,7 @@ struct Predict {
 // Impermeability tests of the proposals, in three passes, so that a compartment with
 // thousands of sibling entries (a lysosome among crowded proteins) does not serialise on
 // one thread (measured on the H100: one thread per body spent 2.3 ms of a 3.6 ms step at
-// 1e6 bodies, dev/perf-log.md):
+// 1e6 bodies, docs/performance.md, "Impermeability tests per sibling entry"):
 //   AcceptParent   one thread per body: (A) against its parent; reject[i] = 0 or 1;
 //   AcceptSibling  one thread per sibling entry (i, j): (B) against j's old and proposed
 //                  position; a failure stores reject[i] = 1 (every writer stores the same

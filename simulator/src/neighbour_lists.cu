@@ -35,13 +35,13 @@ struct LivePair {
 };
 
 // The default skin: 32 sqrt(2 D_max dt), measured on the default model (16 rebuilt
-// every other step, 64 made the lists too long; dev/perf-log.md), at most 8 radii of the
-// smallest species. Where steps are long against that species (12 sqrt(2 D_max dt) > 8
-// radii: hard or no contacts at large dt), lists with a skin would be rebuilt at nearly
-// every step whatever the skin, and their size grows as (2 r + skin)^3
-// (models/large_step.yaml: 30 builds in 30 steps at skin 114 nm, 7 at 200 nm and half
-// the speed): there the lists are rebuilt at every step with the least margins that hold
-// for the step (0 returned: per-step lists, ListBodies::move_pad).
+// every other step, 64 made the lists too long; docs/performance.md, "The default skin"),
+// at most 8 radii of the smallest species. Where steps are long against that species (12
+// sqrt(2 D_max dt) > 8 radii: hard or no contacts at large dt), lists with a skin would
+// be rebuilt at nearly every step whatever the skin, and their size grows as (2 r +
+// skin)^3 (models/large_step.yaml: 30 builds in 30 steps at skin 114 nm, 7 at 200 nm and
+// half the speed): there the lists are rebuilt at every step with the least margins that
+// hold for the step (0 returned: per-step lists, ListBodies::move_pad).
 double default_skin(const model::Setup& setup) {
   double dmax = 0, rmin = 0;
   for (const model::Kind& k : setup.kinds) {

@@ -139,7 +139,8 @@ struct Simulation::Impl {
   // them: the step is what checking each proposal in turn gives. advance() takes this
   // path unless the lists' last bounds say they are about to be outrun
   // (NeighbourLists::outrun_likely): on the default model ~80% of the steps, with ~4%
-  // of the steps computing F(x*) twice (dev/perf-log.md).
+  // of the steps computing F(x*) twice (docs/performance.md, "Heun's list checks in
+  // one read-back").
   void heun(detail::SlotView& v) {
     lists.bound_moves(state, v, 0, times);
     const detail::SlotView predicted = predict(v);

@@ -74,7 +74,8 @@ struct BroadphaseOptions {
   int64_t hsx_small_n = -1;
   // How the grids (hsx, grid_uniform) sort the bodies into cells; the pairs do not
   // change. counting: one pass of atomics on the cell table (HSX paper section 4.1);
-  // radix: a radix sort of the bodies' cell numbers, no atomics (dev/perf-log.md).
+  // radix: a radix sort of the bodies' cell numbers, no atomics (docs/performance.md,
+  // "The radix sort into cells").
   // automatic: radix from tuning.cell_sort.radix_min_n bodies on (2e6 on the GPU, 1e5
   // on the CPU), else counting.
   enum class GridSort { automatic, counting, radix };
@@ -83,8 +84,9 @@ struct BroadphaseOptions {
   // order the method found them (false: unspecified, and for hsx, grid_uniform and
   // grid_aabb different from call to call; still every pair once, i < j). The pairs are
   // the same; pairs() and neighbour_lists() sort in either case. false saves the pair
-  // sort (dev/perf-log.md) where the caller sorts anyway or needs no order, as the
-  // simulator's neighbour lists, or the HSX paper's and chrono::collide's own outputs.
+  // sort (docs/performance.md, "Pairs left in the order found") where the caller sorts
+  // anyway or needs no order, as the simulator's neighbour lists, or the HSX paper's and
+  // chrono::collide's own outputs.
   bool sort_pairs = true;
   // Where each path of the algorithms starts and how the work is cut (tuning.h); the
   // pairs do not depend on it. The defaults are the backend's measured ones.

@@ -10,8 +10,8 @@
 
 // A function that the CPU backend's compiler must inline into its caller: the walks'
 // inner steps, which GCC otherwise calls as functions from the walks' larger bodies
-// (measured: 15% more instructions in a search, dev/perf-log.md). nvcc inlines device
-// code on its own; unchanged there.
+// (measured: 15% more instructions in a search, docs/performance.md, "The CPU walks
+// inlined"). nvcc inlines device code on its own; unchanged there.
 #if defined(__CUDACC__)
 #define NESTSIM_HOST_INLINE
 #else
@@ -21,7 +21,8 @@
 // Loops over the three axes with this prefix unroll, so that arrays indexed by the axis
 // stay in registers: a loop bound only known at run time (dim) makes nvcc copy the
 // indexed structs into per-thread local memory (measured: 800-byte stack frames in
-// every per-body kernel of the simulator, dev/perf-log.md). Use as
+// every per-body kernel of the simulator, docs/performance.md, "Loops over the axes
+// unrolled"). Use as
 //   NESTSIM_AXES(k, dim) { ... }   // k = 0, 1, 2 with k < dim
 #if defined(__CUDA_ARCH__)
 #define NESTSIM_UNROLL _Pragma("unroll")

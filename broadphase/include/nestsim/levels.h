@@ -15,7 +15,7 @@ namespace nestsim {
 // d0 = m0 2^e0 (m, m0 in [1, 2)), k = e - e0 when m <= m0, else e - e0 + 1.
 // Precondition: d0 is a positive normal number (the broad phase keeps d0 >= 1e-300).
 // Exact, and ~10 instructions where log2, ceil and ldexp in double took ~180 per body
-// on the GPU (dev/perf-log.md, "the plan's per-body kernels").
+// on the GPU (docs/performance.md, "The plan's per-body kernels").
 NESTSIM_HD inline int natural_level(double diameter, double d0) {
   if (!(diameter > d0)) return 0;                        // NaN too
   if (!(diameter <= 1.7976931348623157e308)) return 63;  // infinite

@@ -2,8 +2,8 @@
 // each backend, apart from the code that dispatches on them (as CUB keeps its tuning
 // policies apart from dispatch). None changes the pairs; each moves work between paths
 // that find the same pairs. They reach the library through BroadphaseOptions::tuning;
-// the library reads no environment variable. dev/perf-log.md holds the measurements
-// behind each default (the section names are cited below).
+// the library reads no environment variable. docs/performance.md, "Measured design
+// decisions", holds the measurements behind each default (its titles are cited below).
 //
 // Plain C++: usable from host code without CUDA.
 #pragma once
@@ -20,14 +20,14 @@ struct HsxTuning {
   // At most this many bodies: all pairs instead of the grid, where
   // BroadphaseOptions::hsx_small_n is -1 (automatic). The measured crossover: on the
   // H100 the grid costs ~0.3 ms at 2e4-3e4 bodies, the tiled all-pairs pass 0.16 ms at
-  // 1e4 and 0.42 at 2e4 ("all pairs for small n").
+  // 1e4 and 0.42 at 2e4 ("All pairs for small n").
   double small_n = 0;
   // The automatic mode also tests all pairs when the bodies that share grid cells
   // (a lower bound, by Cauchy-Schwarz) times this cost of a grid candidate relative to
-  // one all-pairs test exceed n (n - 1) / 2 ("crowded cells -> all pairs").
+  // one all-pairs test exceed n (n - 1) / 2 ("Crowded cells: all pairs").
   double grid_test_cost = 0;
   // Rim cells a large body may walk per small body before its level is merged into
-  // the next group ("level planning factor").
+  // the next group ("Level planning factor").
   double rim_per_small = 0;
   // Bodies left above the last group at most this many: finished by brute force.
   uint32_t brute_remainder = 128;
@@ -36,19 +36,19 @@ struct HsxTuning {
   // The level base: the phase d0 2^(j/4) whose first group's cells come closest to
   // cell_spacing mean spacings (0: phase 0 always), from phase_min_n bodies on,
   // considering the first phases_tried phases (1: phase 0 only). forced_phase >= 0 uses
-  // that phase whatever the scene ("the level base chosen among four phases").
+  // that phase whatever the scene ("The level base chosen among phases").
   double cell_spacing = 0.88;
   double phase_min_n = 2.5e5;
   int phases_tried = 1;
   int forced_phase = -1;
   // Cells of every group grown by up to 2^(grow/4) in sparse scenes and shrunk by up to
-  // 2^(-shrink/4) in dense ones, towards cell_spacing (0..16; "cells grown in sparse
-  // scenes", "cells shrunk in dense scenes").
+  // 2^(-shrink/4) in dense ones, towards cell_spacing (0..16; "Cells grown in sparse
+  // scenes, shrunk in dense ones").
   int cell_grow_max = 0;
   int cell_shrink_max = 0;
   // Small-small pairs from the larger member in groups whose members span at least
   // larger_side_levels levels (0: never) and hold at most larger_side_per_cell members
-  // per cell ("the larger-side rule").
+  // per cell ("The larger-side rule").
   int larger_side_levels = 2;
   double larger_side_per_cell = 1.0;
   // Crowded cells of near-concentric shells ("nested shells"; hsx/shell_cells.cuh): a
@@ -79,28 +79,29 @@ struct HsxTuning {
   // (a lysosome's ILVs) sorted apart, in the space order of their centres, and searched
   // through three levels of boxes (16 blocks, a block, a quarter block) instead of the
   // radial cut, which keeps a spherical slab of such a cloud. Nested vesicles 1e6 on the
-  // CPU: 3x fewer candidates, as many box tests, no faster (dev/perf-log.md); off until
+  // CPU: 3x fewer candidates, as many box tests, no faster (docs/performance.md,
+  // "Nested shells: crowded cells searched along the distance from anchors"); off until
   // measured on a GPU. Needs shell_block > 0.
   bool shell_small_boxes = false;
   // Work per large-body task: bodies of a column tested directly before the task walks
   // on, and columns per task; on the GPU the columns shrink with the cells' occupancy
   // (adapt_task_columns) and grow to wide_task_columns from wide_task_bodies bodies on
-  // ("task size per group", "8 columns per large task from 6e5 bodies").
+  // ("Task size per group").
   uint32_t direct_chunk = 0;
   uint32_t columns_per_task = 0;
   bool adapt_task_columns = false;
   double wide_task_bodies = 6e5;
   uint32_t wide_task_columns = 8;
   // From this many large items on, tasks find their item in an owners' table rather
-  // than by a binary search ("task owners").
+  // than by a binary search ("Task owners").
   double task_owners_min_items = 0;
   // The radix sort into cells: the largest dense group's cells grown a little until
-  // the table fits one pass fewer of this many bits (0: off; "one radix pass fewer into
+  // the table fits one pass fewer of this many bits (0: off; "One radix pass fewer into
   // cells at 1e7").
   int fit_radix_bits = 0;
   // GPU only: the fused walks' candidates tested by the whole warp (warp_tests), with
   // warp_slots ranges kept per lane (0..8), and dense windows' columns walked by the
-  // whole warp (warp_columns) ("each warp's candidates tested by all its lanes", "the
+  // whole warp (warp_columns) ("Each warp's candidates tested by all its lanes", "The
   // warp walks its lanes' columns together"); the large bodies' work on a side stream
   // beside the small-small walk (large_beside) and the radix sort's bucket table beside
   // the records' gather (table_beside).
@@ -114,28 +115,28 @@ struct HsxTuning {
 // The sort of bodies into grid cells, shared by HSX and the solid grids.
 struct CellSortTuning {
   // BroadphaseOptions::GridSort::automatic sorts by radix from this many bodies on
-  // ("the radix sort into cells from 2e6 bodies on").
+  // ("The radix sort into cells").
   double radix_min_n = 0;
   // One bucket per cell while the grid has at most this many cells per body, else a
-  // hashed table ("dense cell tables").
+  // hashed table ("Dense cell tables up to 16 cells per body").
   double dense_cells_per_body = 16;
-  // The counting sort moves records by a gather from this many bodies on ("the
+  // The counting sort moves records by a gather from this many bodies on ("The
   // counting sort's records moved by a gather").
   double place_gather_min_n = 0;
-  // GPU: runs of empty buckets longer than this are written by whole blocks ("the
-  // bucket table").
+  // GPU: runs of empty buckets longer than this are written by whole blocks ("The
+  // bucket table in one pass").
   uint32_t long_bucket_run = 4096;
 };
 
 // The device plumbing of a PairFinder.
 struct DeviceTuning {
   // GPU: read-backs by the GPU into mapped memory and a polled flag; false: a copy
-  // engine's transfer and a stream synchronisation ("read-backs polled in mapped
+  // engine's transfer and a stream synchronisation ("Read-backs polled in mapped
   // memory").
   bool readback_poll = true;
   // neighbour_lists() keeps its sort's two buffers for the next call while they hold at
-  // most this many bytes, and frees them after each call above ("the simulator at 1e8
-  // proteins fits").
+  // most this many bytes, and frees them after each call above ("List sort buffers
+  // released when large").
   double list_keep_bytes = double(uint64_t(1) << 31);
 };
 
@@ -149,7 +150,7 @@ struct Tuning {
 };
 
 // The defaults of each backend. The GPU's were measured on an H100, the CPU's on 2
-// cores (dev/perf-log.md).
+// cores (docs/performance.md, "Measured design decisions").
 //   field                   CUDA    CPU
 //   hsx.small_n             15000   256
 //   hsx.grid_test_cost      2       1

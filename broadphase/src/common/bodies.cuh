@@ -23,8 +23,7 @@ struct BodyArrays {
 
 
 // A small body's centre and radius in one aligned load (16 bytes in float): the pair
-// steps read them for every candidate (dev/perf-log.md, "HSX without host round
-// trips").
+// steps read them for every candidate (docs/performance.md, "Records of one sector").
 template <class Real>
 struct alignas(4 * sizeof(Real)) PackedBody {
   Real x, y, z, r;  // z = 0 in 2D

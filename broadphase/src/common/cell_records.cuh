@@ -13,7 +13,7 @@ namespace nestsim::detail {
 // The cell grid of one or more groups of levels, in one table: every body sorted by
 // (group, bucket) (sorted_grid.cuh, SortedGrid). HSX puts each group of levels in its
 // own grid, all sorted at once with one pair pass for all groups (cheaper than a sort and
-// a pass per level; dev/perf-log.md, "all groups of levels in one counting sort");
+// a pass per level; docs/performance.md, "All groups of levels in one sort");
 // grid_uniform has one group.
 struct GroupGrid {
   GridSpec grid;
@@ -50,8 +50,7 @@ struct LevelToGroup {
 // key, in one aligned record (32 bytes in float: one memory sector), written in the
 // caller's order by BinGroups and placed (counting sort) or gathered (radix sort) into
 // sorted order, where the walks read it: a candidate's centre, radius, thickness and id
-// in one sector (dev/perf-log.md, "records, bounded launches" and "records read in
-// place").
+// in one sector (docs/performance.md, "Records of one sector").
 template <class Real>
 struct alignas(8 * sizeof(Real)) BodyRecord {
   PackedBody<Real> packed;
@@ -185,8 +184,8 @@ struct BinGroups {
 // Section 4.1, step 4 (counting sort): each body's record goes to its place, bucket
 // start + rank: one coalesced read and one scattered sector write per body. Building
 // the record here from the caller's arrays instead (no record in the caller's order)
-// is slower on the H100 (place 71 -> 93 us at 1e6, bin 41 -> 26 us; dev/perf-log.md,
-// "records placed from the caller's arrays rejected").
+// is slower on the H100 (place 71 -> 93 us at 1e6, bin 41 -> 26 us; docs/performance.md,
+// "Records placed from the caller's arrays, rejected").
 template <class Real>
 struct PlaceSorted {
   const uint32_t* bucket_of;
@@ -201,7 +200,7 @@ struct PlaceSorted {
 
 // PlaceSorted's destinations as a permutation, source_of[position] = body, for
 // GatherSorted: 4-byte scatters and a gather of records instead of 32-byte scatters
-// (dev/perf-log.md, "the counting sort's records moved by a gather").
+// (docs/performance.md, "The counting sort's records moved by a gather").
 struct PlaceSources {
   const uint32_t* bucket_of;
   const uint32_t* rank;
@@ -213,13 +212,13 @@ struct PlaceSources {
 };
 
 // The radix sort's bucket table in one pass over the sorted buckets (one pass instead of
-// a zero fill, marked ends and a running maximum over the table; dev/perf-log.md, "the
-// bucket table"): entry b is the first sorted position whose bucket is >= b, so position
-// i (0 <= i <= n) writes the entries from the previous position's bucket + 1 to its own
-// (position n: to the table's end), each entry once. A run longer than `long_run` entries
-// (an empty stretch of cells) is recorded in `runs` instead, for the GPU's
-// long_bucket_runs (the CPU sets no limit): no thread writes more than long_run entries.
-// `runs` has room for every such run ((table + 1) / (long_run + 1) + 1 entries);
+// a zero fill, marked ends and a running maximum over the table; docs/performance.md,
+// "The bucket table in one pass"): entry b is the first sorted position whose bucket is
+// >= b, so position i (0 <= i <= n) writes the entries from the previous position's
+// bucket + 1 to its own (position n: to the table's end), each entry once. A run longer
+// than `long_run` entries (an empty stretch of cells) is recorded in `runs` instead, for
+// the GPU's long_bucket_runs (the CPU sets no limit): no thread writes more than long_run
+// entries. `runs` has room for every such run ((table + 1) / (long_run + 1) + 1 entries);
 // *run_count is zeroed before.
 struct BucketRun {
   uint32_t first, last, position;  // entries [first, last] start at `position`

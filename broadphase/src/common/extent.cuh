@@ -103,15 +103,15 @@ constexpr int kExtentThreads = 256;
 // Bodies each thread loads before it merges them: the loop is latency-bound at 2 blocks
 // per SM, and kExtentUnroll bodies' loads in flight at once take 1e7 bodies' extent from
 // 110 us (ncu, one body per iteration: 1.7 TB/s) towards the bandwidth (H100;
-// dev/perf-log.md, "the plan's per-body kernels").
+// docs/performance.md, "The plan's per-body kernels").
 constexpr int kExtentUnroll = 4;
 
 // One thread's share of the extent while it loads (extent_blocks): the minima and maxima
 // of centres, radii and |x| in the bodies' precision, where they are exact (a minimum of
 // floats converts to the minimum of their doubles), the boxes (x - r, x + r) and the
 // radii's sum in double as BodyExtent::of computes them; 9 floats and 7 doubles where a
-// per-body Extent and its merge would hold 16 doubles, which spill (dev/perf-log.md,
-// "the plan kernels' arithmetic"). The same values
+// per-body Extent and its merge would hold 16 doubles, which spill (docs/performance.md,
+// "The plan kernels' arithmetic"). The same values
 // as merging BodyExtent::of body by body into init.
 template <class Real>
 struct ThreadExtent {
@@ -162,9 +162,10 @@ struct ThreadExtent {
 // Then the last block to finish (a ticket counter, `done`, zero before and after the
 // launch) merges the blocks' results and calls finish(total) in its thread 0: the level
 // plan (hsx/level_plan.cuh) in the same launch, not a kernel of its own, which saves a
-// launch on the critical path (dev/perf-log.md, "the host's plan, the level plan's
-// launch"); before that, every thread of that block calls finish.share(thread,
-// threads), the plan's work that the block can split (zeroing the histograms).
+// launch on the critical path (docs/performance.md, "The level plan on the
+// device, one read-back"); before that, every thread of that block calls
+// finish.share(thread, threads), the plan's work that the block can split (zeroing the
+// histograms).
 template <class Real, class Finish>
 __global__ void __launch_bounds__(kExtentThreads)
     extent_blocks(BodyArrays<Real> bodies, uint32_t n, int dim, Extent init, Extent* out,

@@ -11,7 +11,7 @@
 namespace nestsim::detail {
 
 // Resident blocks of 256 threads per SM asked of the fused pair steps on the GPU
-// (loops.cuh, for_each_bounded; dev/perf-log.md, "records, bounded launches"). A
+// (loops.cuh, for_each_bounded; docs/performance.md, "Four resident blocks per SM"). A
 // launch bound, so a compile-time constant.
 constexpr int kPairMinBlocks = 4;
 template <class F, class Index>
@@ -21,11 +21,11 @@ void launch_pair_step(Index n, F f) {
 
 
 #if !defined(NESTSIM_BACKEND_CUDA)
-// The fused pair pass on the CPU (20-28% faster on 2 cores; dev/perf-log.md, "the CPU's
-// fused pair pass"): instead of count -> scan -> write, which walks every item that has
-// pairs twice, chunks of items walk once into a vector of their own and append it after
-// the running total with one atomic add per chunk (GPU: one per warp, pair_sink.cuh,
-// run_pair_step). Places depend on timing; HSX sorts the pairs afterwards.
+// The fused pair pass on the CPU (20-28% faster on 2 cores; docs/performance.md, "The
+// CPU's fused pair pass"): instead of count -> scan -> write, which walks every item that
+// has pairs twice, chunks of items walk once into a vector of their own and append it
+// after the running total with one atomic add per chunk (GPU: one per warp,
+// pair_sink.cuh, run_pair_step). Places depend on timing; HSX sorts the pairs afterwards.
 constexpr uint64_t kFusedChunk = 512;
 
 struct VectorEmitter {

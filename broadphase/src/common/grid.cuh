@@ -24,7 +24,7 @@ struct GridSpec {
   int hash_shift = 0;           // 64 - log2(table_size) when hashed
   // origin, width and inv_width rounded to float once (set_float_copies), for the walks
   // of float bodies: the same values as a conversion at each use, without the
-  // conversions (dev/perf-log.md).
+  // conversions (docs/performance.md, "Window geometry in float").
   float origin_f[3] = {0, 0, 0};
   float width_f[3] = {1, 1, 1};
   float inv_width_f[3] = {1, 1, 1};
@@ -51,14 +51,15 @@ struct GridSpec {
 
   // Unwrapped cell coordinate of a position on axis a. A product by the inverse width
   // instead of a division (a few dozen instructions in double on the GPU;
-  // dev/perf-log.md): exact pairs need only that it is monotone in x, which rounding
-  // preserves, and that a cell's edges are right to within the rounding pad, which
-  // exceeds its error of an ulp or two by orders of magnitude (extent.cuh,
-  // rounding_pad).
+  // docs/performance.md, "No divisions in the walks"): exact pairs need only that it is
+  // monotone in x, which rounding preserves, and that a cell's edges are right to within
+  // the rounding pad, which exceeds its error of an ulp or two by orders of magnitude
+  // (extent.cuh, rounding_pad).
   // T: the arithmetic. Bodies are placed in their cells in double (raw_coord); the HSX
   // walks compute their windows in the bodies' precision (float on the GPU's usual path:
-  // fewer instructions, dev/perf-log.md): a window needs only to cover its cells to
-  // within the rounding pad, which the few ulps of float rounding are far inside.
+  // fewer instructions, docs/performance.md, "Window geometry in float"): a window needs
+  // only to cover its cells to within the rounding pad, which the few ulps of float
+  // rounding are far inside.
   template <class T>
   NESTSIM_HD long long coord(T x, int a) const {
     using std::floor;
@@ -114,7 +115,8 @@ struct LargePlan {
 // How much one task of a large body does: bodies tested by one direct task, rim
 // columns walked by one column task. Small tasks on the GPU, where a task is one
 // thread's chain of dependent loads and parallelism hides their latency; larger ones on
-// the CPU, where each task pays the owner search and plan (dev/perf-log.md).
+// the CPU, where each task pays the owner search and plan (docs/performance.md,
+// "Task size per group").
 struct TaskSize {
   uint32_t direct_chunk = 128;
   uint32_t columns = 8;

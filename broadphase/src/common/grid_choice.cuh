@@ -39,9 +39,9 @@ inline GridSpec make_grid(const Domain& dom, int dim, double width, const double
 // about 2 count buckets (sparse scenes; exact through the cell check of the pair steps,
 // but one look-up per cell). Why 16: at 3e6 bodies, phi 0.1, the bottom group needs 6
 // cells per member, where hashed walks cost 2.6x the dense ones on the H100
-// (dev/perf-log.md, "dense cell tables"); a dense table costs 4 bytes per cell and two
-// streaming passes (tuning.h, CellSortTuning::dense_cells_per_body). Returns the number
-// of cells.
+// (docs/performance.md, "Dense cell tables up to 16 cells per body"); a dense table costs
+// 4 bytes per cell and two streaming passes (tuning.h,
+// CellSortTuning::dense_cells_per_body). Returns the number of cells.
 inline double choose_buckets(GridSpec& grid, uint32_t count, double per_body) {
   double cells = 1;
   for (int a = 0; a < grid.dim; ++a) cells *= double(grid.n[a]);

@@ -19,9 +19,9 @@ namespace nestsim::detail {
 // into the host's mapped page-locked buffer, then a system-scope fence and *flag = seq,
 // which the host polls (HostStage::wait_mapped) instead of waiting on the stream for a
 // copy engine's transfer (a copy engine's read-back of the plan took ~15 us after its
-// kernels had finished on the H100; dev/perf-log.md, "read-backs polled in mapped
-// memory"). The source is read from L2 (ld.cg): the caller may be the last block of a
-// launch whose other blocks wrote it (level_histogram_kernel).
+// kernels had finished on the H100; docs/performance.md, "Read-backs polled in
+// mapped memory"). The source is read from L2 (ld.cg): the caller may be the last block
+// of a launch whose other blocks wrote it (level_histogram_kernel).
 __device__ inline void publish_mapped(const unsigned char* src, unsigned char* dst,
                                       std::size_t bytes, volatile unsigned* flag, unsigned seq) {
   const std::size_t words = bytes / 4;
@@ -46,7 +46,7 @@ static __global__ void copy_to_mapped(const unsigned char* src, unsigned char* d
 
 // Small copies between host and device (a plan, a few totals, the group table) through
 // page-locked buffers. From pageable memory the driver stages the bytes itself and a
-// host-to-device copy waits for the device (dev/perf-log.md, "the read-backs' gaps").
+// host-to-device copy waits for the device (docs/performance.md, "The read-backs' gaps").
 // The copy to the device is queued on the stream; the buffer is reused only after it was
 // done. The copy to the host is written by a one-block kernel into mapped memory and
 // announced by a flag the host polls (set_poll(false): a copy engine's transfer and a
@@ -66,9 +66,9 @@ class HostStage {
   }
 #if defined(NESTSIM_BACKEND_CUDA)
   // A read-back that a kernel of the caller's writes itself, saving to_host's copy kernel
-  // (dev/perf-log.md, "the plan's read-back without a copy kernel"): the mapped buffer
-  // for `bytes` (a device-usable pointer) and the value the kernel writes to *flag once
-  // the bytes are there (after a system-scope fence). Only while the read-backs poll
+  // (docs/performance.md, "The plan's read-back without a copy kernel"): the mapped
+  // buffer for `bytes` (a device-usable pointer) and the value the kernel writes to *flag
+  // once the bytes are there (after a system-scope fence). Only while the read-backs poll
   // (polls()); wait_mapped returns the bytes.
   struct Mapped {
     void* dst = nullptr;

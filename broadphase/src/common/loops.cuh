@@ -42,7 +42,8 @@ __global__ void __launch_bounds__(kBoundedThreads, MinBlocks) bounded_items(Inde
 // The index loop for the heavy pair steps: on the GPU one item per thread, with at
 // least MinBlocks blocks of 256 threads resident per SM, which caps the registers at
 // 65536 / (256 MinBlocks) (thrust's loop gives the pair walks 80 registers and 37.5%
-// occupancy; dev/perf-log.md, "records, bounded launches"). On the CPU the generic loop.
+// occupancy; docs/performance.md, "Four resident blocks per SM"). On the CPU the generic
+// loop.
 template <int MinBlocks, class F, class Index>
 void for_each_bounded(Index n, F f) {
 #if defined(NESTSIM_BACKEND_CUDA)

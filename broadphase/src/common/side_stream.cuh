@@ -7,8 +7,8 @@ namespace nestsim::detail {
 
 #if defined(NESTSIM_BACKEND_CUDA)
 // A second stream, for work that may run beside the default stream's (HSX's large-body
-// tasks and walk beside the small-small walk; dev/perf-log.md, "the large bodies' work
-// beside the small-small walk"). Created on first
+// tasks and walk beside the small-small walk; docs/performance.md, "The large bodies'
+// work beside the small-small walk"). Created on first
 // use, non-blocking, with the device's highest priority, so that as the default
 // stream's blocks finish, its blocks take their slots first. fork() orders it after
 // everything queued on the default stream so far; join() orders the default stream

@@ -43,9 +43,9 @@ inline bool radix_grid_sort(const BroadphaseOptions& options, uint32_t n) {
 // numbers its lanes' entries (an inclusive sum) and writes them 32 at a time, entry j by
 // lane j mod 32, which finds the lane that owns j by a 5-step search over the sums:
 // consecutive lanes' runs are consecutive entries, so each store is one coalesced 128
-// bytes (writing run by run reaches only 1.2 TB/s on the H100; dev/perf-log.md, "the
-// bucket table"). Runs longer than CellSortTuning::long_bucket_run entries are left to
-// long_bucket_runs.
+// bytes (writing run by run reaches only 1.2 TB/s on the H100; docs/performance.md, "The
+// bucket table in one pass"). Runs longer than CellSortTuning::long_bucket_run entries
+// are left to long_bucket_runs.
 // (Templates: kernels defined in a header included by several files.)
 template <int = 0>
 __global__ void __launch_bounds__(256) bucket_run_starts(BucketRunStarts f) {
@@ -97,7 +97,8 @@ inline bool place_by_gather(const CellSortTuning& tuning, uint32_t n) {
 //  - radix: the bodies' 32-bit bucket numbers radix-sorted with their indices (CUB on
 //    the GPU, on the table's bits only), then the table from the sorted buckets
 //    (BucketRunStarts, one pass): streaming passes, no atomics (faster than the
-//    counting sort's atomics for many bodies; dev/perf-log.md).
+//    counting sort's atomics for many bodies; docs/performance.md, "The radix sort
+//    into cells").
 template <class Real>
 struct SortedGrid {
   thrust::device_vector<GroupGrid> groups;
@@ -112,8 +113,8 @@ struct SortedGrid {
   // sizes of the groups); bucket bases are filled in here. `level` gives each body's
   // natural level, mapped to its group by to_group (nullptr: one group).
   // `side` (GPU, radix sort): a stream on which the bucket table is built beside the
-  // records' gather (dev/perf-log.md, "the bucket table beside the gather"); null: all
-  // on the default stream.
+  // records' gather (docs/performance.md, "The bucket table beside the gather"); null:
+  // all on the default stream.
   template <int Dim, class Policy>
   SortedBodies<Real> build(const Policy& exec, std::vector<GroupGrid>& host, const uint8_t* level,
                            LevelToGroup to_group, const BodyArrays<Real>& bodies, uint32_t n,

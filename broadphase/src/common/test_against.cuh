@@ -19,7 +19,8 @@ NESTSIM_HD inline bool larger_side_skips(Real rb, Real ra, uint32_t t, uint32_t 
 // The exact test of sorted body t against a fixed body a, emitting (id_a, id[t]).
 // OnlySmaller: a tests only partners no larger than itself, ties only those sorted
 // after it (GroupSmallPairs, larger side); a parameter, not a flag, so that the other
-// walks test nothing more per candidate (measured on the CPU; dev/perf-log.md).
+// walks test nothing more per candidate (measured on the CPU; docs/performance.md,
+// "Window geometry in float").
 
 template <class Real, class Emitter, bool OnlySmaller = false>
 struct TestAgainst {
@@ -39,7 +40,7 @@ struct TestAgainst {
       if (larger_side_skips(rb, ra, t, self)) return;
     }
 #if !defined(__CUDA_ARCH__)
-    // The CPU's hot loop (dev/perf-log.md, "CPU: the candidate test"): without the
+    // The CPU's hot loop (docs/performance.md, "The CPU's candidate test"): without the
     // per-axis dimension and periodic branches of Space::distance2. The same sums in the
     // same order: z is 0 for both bodies in 2D, and adding a square of +0 changes nothing.
     if (open) {
@@ -52,7 +53,8 @@ struct TestAgainst {
     if (exact_pair(space, pa, ra, qa, pb, rb, s.thickness(t))) e.emit(id_a, s.id(t));
   }
   // Sorted positions [t, end) of one bucket range: inlined into the walks' runs (a call
-  // per run cost GCC 5% of a search's instructions, dev/perf-log.md).
+  // per run cost GCC 5% of a search's instructions, docs/performance.md, "The CPU walks
+  // inlined").
   NESTSIM_HD NESTSIM_HOST_INLINE void range(uint32_t t, uint32_t end) {
     for (; t < end; ++t) (*this)(t);
   }

@@ -17,7 +17,7 @@ namespace nestsim::detail {
 // bits pay a whole pass more (1e7 bodies: ~18M buckets, 25 bits, 4 passes). There the
 // largest dense group's cells grow a little, by at most ~10% per axis (a third fewer
 // cells), until all tables fit the multiple below of t.hsx.fit_radix_bits bits
-// (dev/perf-log.md, "one radix pass fewer into cells at 1e7"). The group's task size
+// (docs/performance.md, "One radix pass fewer into cells at 1e7"). The group's task size
 // and larger-side rule follow its new cells.
 inline void fit_radix_passes(std::vector<GroupGrid>& grids, const std::vector<Group>& groups,
                              const Domain& dom, const Extent& bounds, double d0,

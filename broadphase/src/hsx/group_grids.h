@@ -1,5 +1,5 @@
 // One grid per group of levels, all in one table (one sort for all groups;
-// dev/perf-log.md, "all groups of levels in one counting sort"): cells of the level
+// docs/performance.md, "All groups of levels in one sort"): cells of the level
 // base's cell fraction times the group's top diameter d; members have radius <= d / 2.
 #pragma once
 #include <algorithm>

@@ -22,7 +22,7 @@ struct Group {
 
 // The host's part of find() between two GPU phases (the GPU waits for it): the rim
 // estimate of every level in one pass, not a sum of pow() terms per candidate top
-// (those cost 10-15 us per find; dev/perf-log.md, "the host's plan").
+// (those cost 10-15 us per find; docs/performance.md, "The host's plan in one pass").
 // rim[t] = sum over b > t of histogram[b] growth^(b - t)
 //        = growth (histogram[t + 1] + rim[t + 1]); rest[t] the bodies above t.
 // The groups go to out[0, count), count returned; at most `limit` of them (each group

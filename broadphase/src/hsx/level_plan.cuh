@@ -22,7 +22,7 @@ using nestsim::natural_level;  // nestsim/levels.h
 
 constexpr int kLevels = 64;
 
-// Level bases tried (dev/perf-log.md, "the level base chosen among four phases"):
+// Level bases tried (docs/performance.md, "The level base chosen among phases"):
 // d0 2^(j/4), j < 4 kOctaves. Any base >= the finest keeps HSX exact; the base moves every
 // level's width, so where the group plan's first boundary falls, and with it the first
 // group's cell width (the phase choose_level_base picks). The GPU histograms the first
@@ -45,8 +45,8 @@ NESTSIM_HD constexpr double phase_scale(int j) {  // 2^(j/4), j < 4
 }
 
 // Algorithm 1 line 1 and the natural levels' histogram, as one record: on the GPU built
-// on the device and read back once (each read-back stalls the host; dev/perf-log.md,
-// "the level plan on the device, one read-back").
+// on the device and read back once (each read-back stalls the host; docs/performance.md,
+// "The level plan on the device, one read-back").
 struct LevelPlan {
   detail::Extent bounds;
   double pad = 0;           // extent.cuh, rounding_pad

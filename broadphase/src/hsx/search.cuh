@@ -120,9 +120,9 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
   // Small-small pairs of every group, and the large-small pairs: items (large body,
   // smaller group) -> tasks -> their walk. On the GPU with the warp's tests, the large
   // items' work runs on a side stream of higher priority, beside the small-small walk
-  // (dev/perf-log.md, "the large bodies' work beside the small-small walk"): its chain
-  // of short kernels (tasks, scans, owners) and the two walks' tails overlap instead of
-  // following each other.
+  // (docs/performance.md, "The large bodies' work beside the small-small walk"): its
+  // chain of short kernels (tasks, scans, owners) and the two walks' tails overlap
+  // instead of following each other.
   v.items = items;
   const bool large = items > 0;
   bool side = false;
@@ -132,10 +132,11 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
   // The buffers first: a new buffer's zero fill runs on the default stream.
   if (large && task_capacity == 0) task_capacity = 2 * items + 1024;  // the first guess
   const uint64_t tasks = task_capacity;
-  // The task total stays on the device (no read-back; dev/perf-log.md, "the read-backs'
-  // gaps"): the owners' table and the walk cover task_capacity tasks, those past the
-  // total return at once, and find() reads the total with the pair count (total[1]); a
-  // total beyond the capacity grows it and runs the call again, as the pair buffer does.
+  // The task total stays on the device (no read-back; docs/performance.md, "The
+  // read-backs' gaps"): the owners' table and the walk cover task_capacity tasks, those
+  // past the total return at once, and find() reads the total with the pair count
+  // (total[1]); a total beyond the capacity grows it and runs the call again, as the pair
+  // buffer does.
   const bool owners = large && double(items) >= tuning.hsx.task_owners_min_items &&
                       items < (uint64_t(1) << 32) && tasks < (uint64_t(1) << 32);
   if (large) {

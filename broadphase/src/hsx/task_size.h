@@ -17,7 +17,7 @@ namespace nestsim::detail {
 // half a body (exponential scenes at phi 0.1-0.3); in crowded grids (4-13 members per
 // cell) a column holds that many times more candidates and the few large bodies' tasks
 // become a long tail (3e4 bodies, phi 3: 0.91 ms with 4 columns per task, 0.62 with 1;
-// dev/perf-log.md, "task size per group"). The CPU has no tail to hide (each thread
+// docs/performance.md, "Task size per group"). The CPU has no tail to hide (each thread
 // takes many tasks) and keeps columns_per_task.
 inline TaskSize task_size_for(const HsxTuning& t, double ns, double cells, uint32_t n) {
   TaskSize size{t.direct_chunk, t.columns_per_task};

@@ -11,7 +11,8 @@
 // registers do not weigh on the walks of every other group, on the CPU so that their
 // code does not weigh on the inlining of those walks (with it inlined, GCC called the
 // window's plan and its columns as functions in every walk: 15% more instructions and
-// up to 1.7x the time of a search without shell cells, dev/perf-log.md).
+// up to 1.7x the time of a search without shell cells, docs/performance.md, "The CPU
+// walks inlined").
 #if defined(__CUDACC__)
 #define NESTSIM_SHELL_WALK __noinline__
 #else
@@ -20,8 +21,8 @@
 
 namespace nestsim::detail {
 
-// HSX over all groups of levels at once (dev/perf-log.md, "all groups of levels in one
-// counting sort").
+// HSX over all groups of levels at once (docs/performance.md, "All groups of levels in
+// one sort").
 template <class Real>
 struct GroupedView {
   SortedBodies<Real> s;
@@ -111,8 +112,8 @@ struct WindowVisitor {
 // In a group whose radii span several levels (GroupGrid::larger_side), each pair is
 // found from its larger member instead (ties: the one sorted first), whose partners'
 // centres lie within 2 r_a: a window that shrinks with a's own radius rather than
-// spanning the group's largest, at the price of the row skip (dev/perf-log.md, "walk
-// geometry in float, task owners, the larger-side rule").
+// spanning the group's largest, at the price of the row skip (docs/performance.md,
+// "The larger-side rule").
 // Shells: the walk of a find with shell cells (GroupGrid::shells may be set); without,
 // the kernel holds no shell code (GroupSmallPairs, the path of every other scene).
 template <class Real, int Dim, bool Write, bool Shells>
@@ -216,12 +217,12 @@ struct GroupLargeTasks {
   }
 };
 
-// Each task's item without a binary search per task (dev/perf-log.md, "task owners"):
+// Each task's item without a binary search per task (docs/performance.md, "Task owners"):
 // the first task of every item that has tasks marks (first task << 32) | item in a zeroed
 // array, and an inclusive maximum scan then fills each run of tasks with it (first tasks
 // and items ascend together): a task learns its rank in its item without reading
 // task_start. The table holds `capacity` (< 2^32) tasks (the total is not read back,
-// which would stall the host; dev/perf-log.md, "the read-backs' gaps"): tasks past it
+// which would stall the host; docs/performance.md, "The read-backs' gaps"): tasks past it
 // get no owner, and find() runs again with a larger table.
 struct MarkTaskOwners {
   const uint64_t* task_start;

@@ -8,13 +8,14 @@
 namespace nestsim::detail {
 
 // The GPU's fused pair pass with the candidates tested by the whole warp
-// (dev/perf-log.md, "each warp's candidates tested by all its lanes"). A walk's bucket
-// ranges differ in number and length from lane to lane, so a warp whose lanes each test
-// their own ranges runs with a few lanes active (measured: 10.7 of 32 in the small-small
-// walk, 3 in its candidate loop). Here each lane walks its own window but keeps its first
-// kWarpSlots non-empty ranges in shared memory (later ones, and the cells of hashed
-// grids, it tests itself); then the warp numbers all the kept candidates and each lane
-// tests every 32nd of them, against the owner's fields, also kept in shared memory.
+// (docs/performance.md, "Each warp's candidates tested by all its lanes"). A walk's
+// bucket ranges differ in number and length from lane to lane, so a warp whose lanes each
+// test their own ranges runs with a few lanes active (measured: 10.7 of 32 in the
+// small-small walk, 3 in its candidate loop). Here each lane walks its own window but
+// keeps its first kWarpSlots non-empty ranges in shared memory (later ones, and the cells
+// of hashed grids, it tests itself); then the warp numbers all the kept candidates and
+// each lane tests every 32nd of them, against the owner's fields, also kept in shared
+// memory.
 constexpr uint32_t kWarpSlots = 8;
 
 template <class Real>
@@ -24,8 +25,8 @@ struct WarpOwner {  // what a candidate is tested against
 };
 
 // A window's dense columns, deferred by the walk of one lane so that the whole warp
-// walks them (dev/perf-log.md, "the warp walks its lanes' columns together"): the plan's
-// cells (unwrapped; a dense table has fewer
+// walks them (docs/performance.md, "The warp walks its lanes' columns together"): the
+// plan's cells (unwrapped; a dense table has fewer
 // than 2^31 cells on each axis), the reach, and columns [c0, c0 + columns) of it.
 template <class Real>
 struct ColumnJob {
@@ -56,7 +57,7 @@ struct RangeSlots;
 // The calling thread's lane, read from the special register at each use: a volatile
 // read that the compiler neither hoists nor keeps, so that the lane is not one more
 // value live across the whole walk, which would be spilled to the stack
-// (dev/perf-log.md, "two values fewer in the walks' stack frame").
+// (docs/performance.md, "Two values fewer in the walks' stack frame").
 NESTSIM_HD inline uint32_t lane_now(uint32_t host_lane) {
 #if defined(__CUDA_ARCH__)
   (void)host_lane;

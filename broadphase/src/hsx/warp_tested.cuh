@@ -18,16 +18,16 @@ template <class Real>
 constexpr uint32_t kWarpBlockThreads = sizeof(Real) == 4 ? detail::kBoundedThreads
                                                          : detail::kBoundedThreads / 2;
 // Resident blocks of 256 threads per SM asked of warp_tested_items (the register
-// budget: 65536 / (256 k); 2, 3 and 5 are slower than 4 on the H100; dev/perf-log.md,
-// "the walks' occupancy").
+// budget: 65536 / (256 k); 2, 3 and 5 are slower than 4 on the H100; docs/performance.md,
+// "Four resident blocks per SM").
 constexpr int kWalkMinBlocks = kPairMinBlocks;
 
 // The fused pair pass of the HSX walks with the warp sharing its work (warp_ranges.cuh,
-// WarpRanges; dev/perf-log.md, "each warp's candidates tested by all its lanes" and "the
-// warp walks its lanes' columns together"): each lane plans its item's walk; the columns
-// of dense windows (`defer`) are numbered across the warp and each lane walks every 32nd
-// of them (walk_warp_column); the bucket ranges kept on the way are numbered likewise and
-// each lane tests every 32nd candidate against its owner's fields.
+// WarpRanges; docs/performance.md, "Each warp's candidates tested by all its lanes" and
+// "The warp walks its lanes' columns together"): each lane plans its item's walk; the
+// columns of dense windows (`defer`) are numbered across the warp and each lane walks
+// every 32nd of them (walk_warp_column); the bucket ranges kept on the way are numbered
+// likewise and each lane tests every 32nd candidate against its owner's fields.
 template <class Real, class Step, class Index>
 __global__ void __launch_bounds__(kWarpBlockThreads<Real>,
                                   kWalkMinBlocks* detail::kBoundedThreads / kWarpBlockThreads<Real>)

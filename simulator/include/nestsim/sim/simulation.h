@@ -83,7 +83,8 @@ struct SimulationOptions {
   // smallest species) for the fastest kind, adapted while events keep the lists
   // short-lived, each body's margin scaled by sqrt(D) of it and its carriers against the
   // fastest kind's; where 12 sqrt(2 D_max dt) exceeds 8 such radii (large steps), lists
-  // rebuilt at every step with each body's own step as its margin (dev/perf-log.md).
+  // rebuilt at every step with each body's own step as its margin (docs/performance.md,
+  // "Margins per body; per-step lists at large steps").
   double skin = 0;
   // Initial bodies take slots in spatial (Morton) order, for memory locality; false: slot
   // = id. The trajectory's physics does not depend on it (tested bitwise).
