@@ -196,7 +196,8 @@ inline Tuning default_tuning() { return tuning_for(built_backend()); }
 // loops are free functions below every options struct. Default 0 (off): the item count
 // is no measure of a loop's work (HSX's few large-body tasks are its heaviest loops;
 // `pairs --bench` on the example cell took 1.5x as long from 64 items on), and on shared
-// cores the teams below pay more ("teams that follow the free cores"). CUDA: no effect.
+// cores the teams below pay more (docs/performance.md, "The CPU backend on a machine it
+// shares"). CUDA: no effect.
 uint64_t serial_items();
 void set_serial_items(uint64_t items);
 
