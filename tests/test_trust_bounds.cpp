@@ -314,6 +314,22 @@ TEST_CASE("pairs refuses, before the search, pairs that cannot fit in memory") {
   CHECK(ok.out == "i,j\n0,1\n");
 }
 
+TEST_CASE("pairs of nested hollow spheres: a solid bound past memory, the pairs counted and stored") {
+  // 200,000 concentric shells 1 apart, 0.5 thick: 2e10 solid overlaps, no hollow pair but
+  // the one of the small sphere that crosses the shell of radius 1000 (index 990).
+  std::string scene = "x,y,z,radius,thickness
+";
+  for (int k = 0; k < 200000; ++k) scene += "0,0,0," + std::to_string(10 + k) + ",0.5
+";
+  scene += "999.8,0,0,0.1,0.1
+";
+  const std::string path = write_file("concentric_many.csv", scene);
+  const Run r = run_nestsim("pairs " + q(path));
+  CHECK(r.code == 0);
+  CHECK(r.out == "i,j\n990,200000\n");
+  CHECK(r.err.empty());
+}
+
 TEST_CASE("SIGTERM while pairs writes -o F leaves no F.partial.PID") {
   std::string scene = "x,y,z,radius,thickness\n";
   for (int k = 0; k < 4000; ++k) scene += "5,5,5,1,1\n";  // 8e6 pairs, ~100 MB of output
