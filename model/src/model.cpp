@@ -50,7 +50,7 @@ void read_box(const Reader& r, const YAML::Node& node, Model& m) {
 }
 
 void read_simulation(const Reader& r, const YAML::Node& node, Model& m) {
-  r.expect_map(node, "simulation", {"dt", "dt_limit", "steps", "seed", "output", "capacity"});
+  r.expect_map(node, "simulation", {"dt", "dt_limit", "steps", "seed", "output", "capacity", "step_classes"});
   if (node["dt"]) {
     m.dt = r.number_at_least(node["dt"], "simulation.dt", 0, true);
     m.dt_at = location(node["dt"]);
@@ -59,6 +59,9 @@ void read_simulation(const Reader& r, const YAML::Node& node, Model& m) {
     m.dt_limit = r.choice(node["dt_limit"], "simulation.dt_limit", {"accurate", "stable"}) == "accurate"
                      ? DtLimit::accurate
                      : DtLimit::stable;
+  if (node["step_classes"])
+    m.step_classes_auto =
+        r.choice(node["step_classes"], "simulation.step_classes", {"auto", "given"}) == "auto";
   if (node["steps"]) m.steps = r.integer(node["steps"], "simulation.steps", 0);
   if (node["seed"]) m.seed = r.integer(node["seed"], "simulation.seed", 0);
   if (node["capacity"]) {
@@ -135,9 +138,18 @@ void read_kinds(const Reader& r, const YAML::Node& node, bool compartment, Model
                  "per pair of kinds");
     const YAML::Node& v = entry.second;
     if (compartment)
-      r.expect_map(v, key, {"radius", "thickness", "diffusion", "viscosity"});
+      r.expect_map(v, key, {"radius", "thickness", "diffusion", "viscosity", "step"});
     else
-      r.expect_map(v, key, {"radius", "diffusion", "viscosity", "membrane"});
+      r.expect_map(v, key, {"radius", "diffusion", "viscosity", "membrane", "step"});
+    if (const YAML::Node st = v["step"]) {
+      const uint64_t every = r.integer(st, key + ".step", 1);
+      if (!valid_step_class(every))
+        r.fail(st, key + ".step",
+               "expected a power of two from 1 to " + std::to_string(kMaxStepClass) +
+                   " (the kind's bodies move every `step` base steps, models/README.md), got '" +
+                   st.Scalar() + "'");
+      k.step = uint32_t(every);
+    }
     if (!v["radius"]) r.fail(v, key + ".radius", "missing (expected a length > 0)");
     k.radius = r.number_at_least(v["radius"], key + ".radius", 0, true);
     if (compartment) {
@@ -425,19 +437,27 @@ Model load_model(const std::string& path) {
   return parse_model(text.str(), path);
 }
 
-// The time step against what limits it (nestsim/model/time_step.h): the stiffest soft
-// contact, or for hard and none contacts the membranes and the periodic images; reported
-// at `simulation.dt` with the largest dt that the limit accepts.
-void check_time_step(const Reader& r, const Model& m) {
+// What the dt rules (nestsim/model/time_step.h) say of the model with each kind at its
+// time-step class (`classes`, per kind; a kind of class K counts as diffusion K D):
+// "" when dt passes the stiffest soft contact, or for hard and none contacts the
+// membranes and the periodic images; else why not, with the largest dt accepted.
+namespace {
+std::string time_step_problem(const Model& m, const std::vector<uint32_t>& classes) {
   std::vector<ContactKind> kinds;
-  for (const auto& k : m.kinds)
-    kinds.push_back({k.compartment, k.membrane, diffusion_of(k, m),
+  bool any_class = false;
+  for (std::size_t i = 0; i < m.kinds.size(); ++i) {
+    const KindSpec& k = m.kinds[i];
+    kinds.push_back({k.compartment, k.membrane, double(classes[i]) * diffusion_of(k, m),
                      k.compartment ? k.radius - 0.5 * k.thickness : 0.0});
+    any_class = any_class || classes[i] > 1;
+  }
+  const char* const classed =
+      any_class ? " (a kind of time-step class K counts at K dt: as diffusion K D)" : "";
   std::ostringstream os;
   if (m.contacts != Contacts::soft) {
     const double edge = m.periodic ? std::min({m.box[0], m.box[1], m.box[2]}) : 0.0;
     const LargeStepLimit limit = large_step_max_dt(kinds, edge, m.dt_limit);
-    if (m.dt <= limit.dt) return;
+    if (m.dt <= limit.dt) return "";
     if (limit.membrane)
       os << "too large for membrane diffusion: 5 D dt / R^2 exceeds "
          << (m.dt_limit == DtLimit::accurate ? kMembraneStepAccurate : kMembraneStepStable)
@@ -447,26 +467,47 @@ void check_time_step(const Reader& r, const Model& m) {
       os << "too large for the periodic box: " << kImageSigmas
          << " x sqrt(2 D dt) of the fastest pair (or body and carrier) exceeds half the "
             "shortest edge (moves are tested against the nearest image)";
-    os << "; use dt <= " << limit.dt
+    os << classed << "; use dt <= " << limit.dt
        << (limit.membrane && m.dt_limit == DtLimit::accurate
                ? " (or `dt_limit: stable` for 10%, models/README.md)"
                : "");
-    r.fail(m.dt_at, "simulation.dt", os.str());
+    return os.str();
   }
   const double largest = max_dt(kinds, m.repulsion, 1.0, m.dt_limit);
-  if (m.dt <= largest) return;
+  if (m.dt <= largest) return "";
   const double step = m.dt * contact_rate(kinds, m.repulsion, 1.0);
   os << "too large for accurate contacts: (D_a + D_b) x repulsion x dt = " << step
      << " for the fastest pair of kinds that touch softly, above "
-     << contact_step_limit(m.dt_limit) << "; use dt <= " << largest
+     << contact_step_limit(m.dt_limit) << classed << "; use dt <= " << largest
      << (m.dt_limit == DtLimit::accurate
              ? " (or `dt_limit: stable` to trade contact accuracy for speed, models/README.md;"
                " `interactions: {contacts: hard}` does not limit dt)"
              : "");
-  r.fail(m.dt_at, "simulation.dt", os.str());
+  return os.str();
+}
+
+}  // namespace
+
+std::vector<uint32_t> step_classes(const Model& m) {
+  std::vector<uint32_t> given;
+  for (const KindSpec& k : m.kinds) given.push_back(k.step);
+  if (!m.step_classes_auto) {
+    for (uint32_t& k : given) k = k > 0 ? k : 1;
+    return given;
+  }
+  std::vector<ContactKind> kinds;
+  for (const KindSpec& k : m.kinds) kinds.push_back({k.compartment, k.membrane, diffusion_of(k, m)});
+  return auto_step_classes(kinds, given, [&](const std::vector<uint32_t>& classes) {
+    return time_step_problem(m, classes).empty();
+  });
 }
 
 namespace {
+// The time step against what limits it, reported at `simulation.dt`.
+void check_time_step(const Reader& r, const Model& m) {
+  const std::string problem = time_step_problem(m, step_classes(m));
+  if (!problem.empty()) r.fail(m.dt_at, "simulation.dt", problem);
+}
 
 // Each kind's sizes, diffusion (given or derived) and fit in the box.
 void check_kinds(const Reader& r, const Model& m, double min_box) {
@@ -492,6 +533,9 @@ void check_kinds(const Reader& r, const Model& m, double min_box) {
     }
     if (k.compartment && k.membrane)
       r.fail(k.where, key + ".membrane", "only species live in a membrane");
+    if (k.step != 0 && !valid_step_class(k.step))
+      r.fail(k.where, key + ".step",
+             "expected a power of two from 1 to " + std::to_string(kMaxStepClass));
     // A body must fit the box; in a periodic box its minimum images must be unique.
     const bool fits = m.periodic ? 2 * k.radius < min_box : 2 * k.radius <= min_box;
     if (!fits) {

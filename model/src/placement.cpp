@@ -434,8 +434,10 @@ Setup make_setup_without_bodies(const Model& m) {
   s.contacts = m.contacts;
   s.collision = m.solid ? Collision::solid : Collision::hollow;
   s.kT = 1;  // energies are in kT
+  const std::vector<uint32_t> classes = step_classes(m);
   for (const auto& k : m.kinds) {
     Kind kind;
+    kind.step = classes[s.kinds.size()];
     kind.name = k.name;
     kind.compartment = k.compartment;
     kind.radius = k.radius;

@@ -41,13 +41,17 @@ void validate_setup(const model::Setup& s, const SimulationOptions& options) {
     if (!(kind.thickness >= 0 && kind.thickness <= kind.radius))
       invalid("kind '" + kind.name + "': thickness must be in [0, radius]");
     if (!(kind.diffusion >= 0)) invalid("kind '" + kind.name + "': diffusion must be >= 0");
+    if (!model::valid_step_class(kind.step))
+      invalid("kind '" + kind.name + "': step must be a power of two from 1 to " +
+              std::to_string(model::kMaxStepClass));
   }
   if (!(options.skin >= 0)) invalid("skin must be >= 0");
   // The stiffest soft contact must be resolved to the accuracy the setup asks for
-  // (time_step.h): refuse a larger step instead of producing biased contacts.
+  // (time_step.h): refuse a larger step instead of producing biased contacts. A kind of
+  // time-step class K moves by steps of K dt: its contacts are held to the rule there.
   std::vector<model::ContactKind> contact;
   for (const model::Kind& kind : s.kinds)
-    contact.push_back({kind.compartment, kind.membrane, kind.diffusion});
+    contact.push_back({kind.compartment, kind.membrane, kind.diffusion * double(kind.step)});
   // hard, none: no stiffness
   const double soft = s.contacts == model::Contacts::soft ? s.repulsion : 0;
   const double largest = model::max_dt(contact, soft, s.kT, s.dt_limit);

@@ -14,6 +14,11 @@
 //   Accept     impermeability tests; a failing move becomes zero (rejection);
 //   Apply      x += own accepted move + accepted moves of the parent chain (carrying);
 //   ApplyBound bound bodies: their membrane's new centre + their new relative position.
+// Time-step classes (time_step.h): a body of a kind of class K proposes a move only at
+// the steps that K divides, a step of K dt; at the others its move is zero, so it rests
+// where it is relative to its carrier, which carries it at the carrier's own steps. The
+// tests below and the reactions run at every step, against resting and moving bodies
+// alike (a resting body's proposal is its position).
 // The Heun step samples a harmonic contact's Boltzmann distribution to second order in
 // the contact step (time_step.h); with no soft contact it is plain Brownian motion.
 //
@@ -55,8 +60,10 @@ struct Propose {
   SlotView v;
   NESTSIM_HD void operator()(uint32_t i) const {
     double dx[3] = {0, 0, 0};
-    if (!v.empty(i)) {
+    if (!v.empty(i) && v.moves_now(i)) {
       const double D = v.diffusion[i];
+      // A kind of class K moves at every K-th step by a step of K dt (time_step.h).
+      const double dt = v.kind_step ? v.dt * double(v.step_class(i)) : v.dt;
       if (D > 0) {
         double z[4] = {0, 0, 0, 0};
         if (v.force_pred[0]) {
@@ -65,8 +72,8 @@ struct Propose {
           normals4(v.seed, v.step, uint64_t(v.id[i]), RandomPurpose::brownian, z);
           NESTSIM_AXES(k, v.dim) v.accepted[k][i] = z[k];
         }
-        const double mobility_dt = D / v.kT * v.dt;
-        const double sigma = std::sqrt(2.0 * D * v.dt);
+        const double mobility_dt = D / v.kT * dt;
+        const double sigma = std::sqrt(2.0 * D * dt);
         NESTSIM_AXES(k, v.dim) {
           const double f = v.force_pred[0] ? 0.5 * (v.force[k][i] + v.force_pred[k][i]) : v.force[k][i];
           dx[k] = mobility_dt * f + sigma * z[k];
@@ -316,7 +323,7 @@ struct AcceptApply {
   NESTSIM_HD void operator()(uint32_t i) const {
     const bool ok = v.reject[i] == 0;
     NESTSIM_UNROLL for (int k = 0; k < 3; ++k) v.accepted[k][i] = ok ? v.move[k][i] : 0.0;
-    if (!ok) ++v.rejections[i];
+    if (!ok && v.moves_now(i)) ++v.rejections[i];  // a body at rest proposed nothing
   }
 };
 

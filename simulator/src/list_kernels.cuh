@@ -45,7 +45,7 @@ struct RowStart {
 // grows it by a skin), so two bodies that each moved at most their margin still have
 // every pair they could touch or react in listed. A fixed skin gives every body half of
 // it. The automatic margin scales with how far the body can move in a step: `scale`
-// times sqrt(2 D dt) summed over the body and its carriers (the bound of BoundOfBody adds
+// times sqrt(2 K D dt) (K its time-step class) summed over the body and its carriers (the bound of BoundOfBody adds
 // their moves too), at least `floor_sd` of the fastest such length, so slow and resting
 // bodies have short lists and the fast ones the room for several steps. When
 // `move_pad` is set (lists rebuilt because the proposed moves outran the last ones), a
@@ -65,12 +65,16 @@ struct ListBodies {
     NESTSIM_AXES(k, v.dim) s += m[k][i] * m[k][i];
     return std::sqrt(s);
   }
+  // D of body i times its time-step class: its moves' variance is 2 K D dt.
+  NESTSIM_HD double class_diffusion(uint32_t i) const {
+    return v.kind_step ? v.diffusion[i] * double(v.step_class(i)) : v.diffusion[i];
+  }
   NESTSIM_HD double margin_of(uint32_t i) const {
     if (uniform > 0) return uniform;
-    double roots = std::sqrt(v.diffusion[i]);
+    double roots = std::sqrt(class_diffusion(i));
     int32_t c = v.carrier(i);
     for (int depth = 0; c >= 0 && depth < kMaxDepth; ++depth, c = v.parent[c])
-      roots += std::sqrt(v.diffusion[c]);
+      roots += std::sqrt(class_diffusion(uint32_t(c)));
     const double sd = root_2dt * roots;
     double m = scale * (sd > floor_sd ? sd : floor_sd);
     if (move_pad) {

@@ -45,7 +45,7 @@ struct LivePair {
 double default_skin(const model::Setup& setup) {
   double dmax = 0, rmin = 0;
   for (const model::Kind& k : setup.kinds) {
-    dmax = std::max(dmax, k.diffusion);
+    dmax = std::max(dmax, k.diffusion * double(k.step));  // a move of K dt
     if (!k.compartment && (rmin == 0 || k.radius < rmin)) rmin = k.radius;
   }
   const double step = std::sqrt(2.0 * dmax * setup.dt);
@@ -78,7 +78,7 @@ void NeighbourLists::reset(const model::Setup& setup, const SimulationOptions& o
   root_2dt_ = std::sqrt(2.0 * setup.dt);
   sd_max_ = 0;
   for (const model::Kind& k : setup.kinds)
-    sd_max_ = std::max(sd_max_, root_2dt_ * std::sqrt(k.diffusion));
+    sd_max_ = std::max(sd_max_, root_2dt_ * std::sqrt(k.diffusion * double(k.step)));
   per_step_ = auto_skin() && !(base_skin_ > 0) && sd_max_ > 0;
 }
 

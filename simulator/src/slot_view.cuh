@@ -52,8 +52,20 @@ struct SlotView {
   const int32_t* kind = nullptr;
   const uint8_t* contact_exempt = nullptr;
   uint32_t kinds = 0;
+  // Time-step classes (model::Kind::step, time_step.h): per kind, the power of two K
+  // whose multiples are the steps its bodies move at, by steps of K dt; null when every
+  // kind moves at every step (no test, no extra work).
+  const uint32_t* kind_step = nullptr;
 
   NESTSIM_HD bool empty(uint32_t i) const { return id[i] < 0; }
+  // Body i's time-step class K (1 without classes).
+  NESTSIM_HD uint32_t step_class(uint32_t i) const {
+    return kind_step && kind[i] >= 0 ? kind_step[kind[i]] : 1u;
+  }
+  // Does body i move at this step (K divides the step)?
+  NESTSIM_HD bool moves_now(uint32_t i) const {
+    return (step & uint64_t(step_class(i) - 1)) == 0;
+  }
   NESTSIM_HD double mid(uint32_t c) const { return radius[c] - 0.5 * thickness[c]; }
   NESTSIM_HD double lumen(uint32_t c) const { return radius[c] - thickness[c]; }
   // The compartment that carries i: its membrane's, else its parent.

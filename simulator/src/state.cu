@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "device_loops.cuh"
 
@@ -120,6 +121,7 @@ void BodyState::fill(SlotView& v) {
   v.kind = raw(kind);
   v.contact_exempt = contact_exempt.empty() ? nullptr : raw(contact_exempt);
   v.kinds = kinds;
+  v.kind_step = kind_step.empty() ? nullptr : raw(kind_step);
   if (contacts != model::Contacts::soft) v.repulsion = 0;
 }
 
@@ -137,6 +139,16 @@ void BodyState::set_contacts(const model::Setup& setup) {
     contact_exempt.clear();
   else
     contact_exempt.assign(setup.contact_exempt.begin(), setup.contact_exempt.end());
+  std::vector<uint32_t> steps;
+  bool classes = false;
+  for (const model::Kind& k : setup.kinds) {
+    steps.push_back(k.step);
+    classes = classes || k.step != 1;
+  }
+  if (classes)
+    kind_step.assign(steps.begin(), steps.end());
+  else
+    kind_step.clear();
 }
 
 }  // namespace nestsim::sim::detail

@@ -33,9 +33,11 @@ struct BodyState {
   model::Contacts contacts = model::Contacts::soft;
   thrust::device_vector<uint8_t> contact_exempt;
   uint32_t kinds = 0;
+  // Per kind, Kind::step; empty when every kind has step 1.
+  thrust::device_vector<uint32_t> kind_step;
 
-  // Takes the contact model of `setup`; throws std::invalid_argument when
-  // contact_exempt is neither empty nor kinds x kinds.
+  // Takes the contact model and the time-step classes of `setup`; throws
+  // std::invalid_argument when contact_exempt is neither empty nor kinds x kinds.
   void set_contacts(const model::Setup& setup);
   // Takes the host slots (capacity = their number).
   void upload(const HostSlots& h);

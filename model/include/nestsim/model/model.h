@@ -74,6 +74,9 @@ struct KindSpec {
   Derive derive = Derive::automatic;
   std::optional<double> viscosity;  // Pa s, overrides medium.viscosity (Stokes-Einstein only)
   bool membrane = false;            // species only: lives in a membrane (placed with on:)
+  // Time-step class (`step:`): the kind's bodies move every `step` base steps, by steps
+  // of step x dt (a power of two, time_step.h); 0: not given (1, or automatic).
+  uint32_t step = 0;
   Location where;
 };
 
@@ -140,6 +143,9 @@ struct Model {
   uint64_t output_every = 100;  // steps between frames
   std::string output_file = "out.h5";
   uint64_t capacity = 0;  // trajectory slots; 0: 2 x initial bodies (at least +64)
+  // simulation.step_classes: auto (kinds without `step:` get the class of time_step.h's
+  // accuracy rule) | given (the default: `step:` or 1).
+  bool step_classes_auto = false;
 
   Medium medium;
   Contacts contacts = Contacts::soft;  // interactions.contacts: soft | hard | none
@@ -162,6 +168,10 @@ Model load_model(const std::string& path);
 
 // The same for text already in memory; `name` stands for the file in messages.
 Model parse_model(const std::string& text, const std::string& name);
+
+// Each kind's time-step class (per kind of Model::kinds): its `step:`, else 1, or under
+// `step_classes: auto` the automatic class (nestsim/model/time_step.h).
+std::vector<uint32_t> step_classes(const Model& model);
 
 // Checks ranges and references of a model built in code (load_model calls it too).
 void validate(const Model& model);

@@ -20,6 +20,9 @@ struct Kind {
   double thickness = 0;      // length units; == radius for species
   double diffusion = 0;      // length^2 / time units
   bool membrane = false;     // a species that lives in a membrane (Body::membrane >= 0)
+  // Time-step class (time_step.h): the kind's bodies move at the steps that `step`
+  // divides, each move of step x dt; a power of two, 1 (every step) by default.
+  uint32_t step = 1;
 };
 
 // One body of the initial state. Its id is its index in Setup::bodies.

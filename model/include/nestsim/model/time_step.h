@@ -132,4 +132,50 @@ inline LargeStepLimit large_step_max_dt(const std::vector<ContactKind>& kinds, d
   return out;
 }
 
+// Time-step classes (models/README.md, "Time-step classes"): the bodies of a kind with
+// `step: K` (K a power of two) move at the base steps that K divides, each move a
+// Brownian step of K dt; every other step they stay where they are (carried by their
+// compartment, which moves at its own class). Reactions, contacts and membranes are
+// evaluated at every base step. A kind of class K is held to every dt rule above at
+// K dt: the rules see it as a kind of diffusion K D (its step's variance).
+inline constexpr uint32_t kMaxStepClass = 1024;
+
+inline bool valid_step_class(uint64_t k) {
+  return k >= 1 && k <= kMaxStepClass && (k & (k - 1)) == 0;
+}
+
+// The automatic classes (`simulation.step_classes: auto`). Accuracy rule: no kind's
+// step at its class is longer than the fastest kind's step at dt, which the dt rules and
+// the reaction calibrations were chosen for: K D_k <= D_max, so the rms step
+// sqrt(2 d K D_k dt) of every kind stays within the base step's longest, and on every
+// base step the mean squared relative move of a pair is still 2 d (D_a + D_b) dt (what
+// the kon calibration assumes). Within it, each kind in turn takes the largest power of
+// two (at most kMaxAutoStepClass) at which the whole model still passes the membrane,
+// box and contact rules (`fits(classes)`, each kind at K D). Kinds that do not move
+// (D 0) stay at 1; `given` (0: automatic) keeps the classes a model names. Each kind's
+// classes are tested with the final classes of the kinds before it, so the result is a
+// configuration that `fits` accepted (or all given, as the model asked).
+inline constexpr uint32_t kMaxAutoStepClass = 64;
+
+template <class Fits>
+std::vector<uint32_t> auto_step_classes(const std::vector<ContactKind>& kinds,
+                                        const std::vector<uint32_t>& given, Fits fits) {
+  double fastest = 0;
+  for (const ContactKind& k : kinds) fastest = std::max(fastest, k.diffusion);
+  std::vector<uint32_t> out(kinds.size(), 1);
+  for (std::size_t i = 0; i < kinds.size(); ++i)
+    if (given[i] > 0) out[i] = given[i];
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    const double d = kinds[i].diffusion;
+    if (given[i] > 0 || !(d > 0)) continue;
+    while (2 * out[i] <= kMaxAutoStepClass && 2 * out[i] * d <= fastest) {
+      std::vector<uint32_t> trial = out;
+      trial[i] = 2 * out[i];
+      if (!fits(trial)) break;
+      out[i] = trial[i];
+    }
+  }
+  return out;
+}
+
 }  // namespace nestsim::model
