@@ -19,8 +19,9 @@
 //    D_A + D_B = 20 as in large_kon; the rate law k(t) = kon (1 + a / sqrt(pi D t)),
 //    a = kon / (4 pi D) (validation_large_step_reactions.cpp) against the events counted.
 //    Reactions run at every base step, the slow bodies resting between their moves;
-//    Andrews-Bray's radius for D_A + D_B at dt: the mean squared relative move per base
-//    step is still 6 (D_A + D_B) dt (time_step.h's accuracy rule keeps K D_slow <= D_fast).
+//    Andrews-Bray's radius for D_A + D_B at dt: the mean squared relative move per step,
+//    averaged over 8 steps, is still 6 (D_A + D_B) dt (and K D_slow = 16 <= D_fast, as
+//    time_step.h's accuracy rule asks).
 //  class_decay_K8: A (D 1, class 8) -> 0 at k dt = 0.1 over 10 steps: exp(-1).
 #include <doctest/doctest.h>
 

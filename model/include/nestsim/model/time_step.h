@@ -147,9 +147,10 @@ inline bool valid_step_class(uint64_t k) {
 // The automatic classes (`simulation.step_classes: auto`). Accuracy rule: no kind's
 // step at its class is longer than the fastest kind's step at dt, which the dt rules and
 // the reaction calibrations were chosen for: K D_k <= D_max, so the rms step
-// sqrt(2 d K D_k dt) of every kind stays within the base step's longest, and on every
-// base step the mean squared relative move of a pair is still 2 d (D_a + D_b) dt (what
-// the kon calibration assumes). Within it, each kind in turn takes the largest power of
+// sqrt(2 d K D_k dt) of every kind stays within the base step's longest, and the mean
+// squared relative move of a pair per step, averaged over a class's K steps, is still
+// 2 d (D_a + D_b) dt (what the kon calibration assumes; the slow partner's share comes
+// in one move of K steps' worth, at most the fast partner's own per step). Within it, each kind in turn takes the largest power of
 // two (at most kMaxAutoStepClass) at which the whole model still passes the membrane,
 // box and contact rules (`fits(classes)`, each kind at K D). Kinds that do not move
 // (D 0) stay at 1; `given` (0: automatic) keeps the classes a model names. Each kind's
