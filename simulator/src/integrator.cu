@@ -12,7 +12,12 @@
 
 namespace nestsim::sim::detail {
 
-void propose_moves(const SlotView& v) { for_each_slot(v.n, Propose{v}); }
+void propose_moves(const SlotView& v) {
+  if (v.kind_step)
+    for_each_slot(v.n, Propose<true>{v});
+  else
+    for_each_slot(v.n, Propose<false>{v});
+}
 
 SlotView predicted_view(const SlotView& v, BodyState& state) {
   Predict p{v};

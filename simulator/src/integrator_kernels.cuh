@@ -55,15 +55,18 @@ NESTSIM_HD inline double reflect(double y, double lo, double hi) {
 // Heun's corrector (drift of (F + F*) / 2); both with the step's one noise draw. The
 // predictor keeps its draw in v.accepted, which nothing reads until Accept overwrites it
 // after the corrector, and the corrector reads it back there: the same numbers as a
-// second draw, without a second Philox and Box-Muller per body.
+// second draw, without a second Philox and Box-Muller per body. With `kClasses`
+// (v.kind_step set: time-step classes), a body of class K moves at the steps K divides,
+// by a step of K dt, and proposes zero at the others; without, the loop is the one
+// without classes, instruction for instruction (integrator.cu picks one per step).
+template <bool kClasses>
 struct Propose {
   SlotView v;
   NESTSIM_HD void operator()(uint32_t i) const {
     double dx[3] = {0, 0, 0};
-    if (!v.empty(i) && v.moves_now(i)) {
+    const uint32_t K = kClasses && !v.empty(i) ? v.step_class(i) : 1u;
+    if (!v.empty(i) && (!kClasses || (v.step & uint64_t(K - 1)) == 0)) {
       const double D = v.diffusion[i];
-      // A kind of class K moves at every K-th step by a step of K dt (time_step.h).
-      const double dt = v.kind_step ? v.dt * double(v.step_class(i)) : v.dt;
       if (D > 0) {
         double z[4] = {0, 0, 0, 0};
         if (v.force_pred[0]) {
@@ -72,6 +75,7 @@ struct Propose {
           normals4(v.seed, v.step, uint64_t(v.id[i]), RandomPurpose::brownian, z);
           NESTSIM_AXES(k, v.dim) v.accepted[k][i] = z[k];
         }
+        const double dt = kClasses ? v.dt * double(K) : v.dt;  // a move of K dt
         const double mobility_dt = D / v.kT * dt;
         const double sigma = std::sqrt(2.0 * D * dt);
         NESTSIM_AXES(k, v.dim) {
