@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -198,4 +200,34 @@ TEST_CASE("step classes: contents move with their compartment at its steps") {
     }
     last = now;
   }
+}
+
+// models/large_step.yaml under `step_classes: auto`: the rule computed here from its
+// kinds (D_max 45: ligand, vesicle; dt 1 us; the membrane rule with the ilv's mid-surface
+// radius 23 nm binds the membrane species: 5 K D / 23^2 <= 0.01).
+TEST_CASE("step classes: auto on models/large_step.yaml") {
+  std::ifstream in(NESTSIM_SOURCE_DIR "/models/large_step.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const std::string at = "  seed: 2017\n";
+  REQUIRE(yaml.find(at) != std::string::npos);
+  yaml.replace(yaml.find(at), at.size(), at + "  step_classes: auto\n");
+  const Model m = parse_model(yaml, "large_step.yaml");
+  const Setup s = make_setup(m);
+  const auto expect = [&](const Kind& k) {
+    uint32_t c = 1;
+    const double R = 25 - 2;  // the ilv, the smallest compartment
+    while (k.diffusion > 0 && 2 * c <= 64 && 2 * c * k.diffusion <= 45 &&
+           (!k.membrane || 5 * (2 * c) * k.diffusion * 1.0 / (R * R) <= 0.01))
+      c *= 2;
+    return c;
+  };
+  for (const Kind& k : s.kinds) {
+    MESSAGE(k.name << ": D " << k.diffusion << ", class " << k.step);
+    CHECK_MESSAGE(k.step == expect(k), k.name);
+  }
+  CHECK(s.kinds[std::size_t(m.kind_index("lysosome"))].step == 64);
+  CHECK(s.kinds[std::size_t(m.kind_index("vesicle"))].step == 1);
+  CHECK(s.kinds[std::size_t(m.kind_index("receptor"))].step == 1);
 }
