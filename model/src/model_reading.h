@@ -195,5 +195,9 @@ inline bool valid_name(const std::string& s) {
 // sites and supported forms checked by check_reactions() once every kind is known.
 void read_reactions(const Reader& r, const YAML::Node& node, Model& m);
 void check_reactions(const Reader& r, const Model& m, double min_box);
+// The time step against what limits it (time_step_rules.cpp: the stiffest soft contact,
+// or for hard and none contacts the membranes and the periodic images, each kind at its
+// time-step class), reported at `simulation.dt` with the largest dt accepted.
+void check_time_step(const Reader& r, const Model& m);
 
 }  // namespace nestsim::model::model_reading
