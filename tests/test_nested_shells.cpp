@@ -1,11 +1,13 @@
 // Crowded cells of near-concentric shells (broadphase/src/hsx/shell_cells.cuh): the
 // families they exist for (concentric, near-concentric, a cell full of nested vesicles,
-// a stack among more lysosomes than a cell has anchors, clouds of ILVs) in 2D and 3D,
-// float and double, open and periodic, with and without a skin, against the brute-force
-// reference (reference.h): the grid forced (the GPU's default takes all pairs
-// below 15000 bodies), its pairs in the order found, and the automatic choice; on one
-// configuration per family also the old walk (shell cells off) and solid spheres; every
-// configuration also with the small members searched by boxes (hsx.shell_small_boxes).
+// a stack among more lysosomes than a cell has anchors, clouds of ILVs, crowded clouds of
+// ILVs of radii over a decade in a small periodic box) in 2D and 3D, float and double,
+// open and periodic, with and without a skin, against the brute-force reference
+// (reference.h): the grid forced (the GPU's default takes all pairs below 15000 bodies),
+// its pairs in the order found, and the automatic choice; on one configuration per family
+// also the old walk (shell cells off) and solid spheres; every configuration also with
+// the small members' fine cells finer and coarser (hsx.shell_fine_width) and their boxes
+// smaller or none (hsx.shell_block).
 // test_broadphase_paths forces shell cells on every scene family of scene_cases.h.
 #include <doctest/doctest.h>
 
@@ -88,7 +90,7 @@ scenes::Scene crowded_lysosomes(int dim) {
 
 // A stack of 60 shells among 12 lysosomes of radius 14 holding 400 ILVs each (radius 0.5
 // to 1, wall 0.3 r; in 2D 150 ILVs in a disc of radius 12): clouds of small members
-// several blocks long (hsx.shell_small_boxes searches them by boxes), ILVs that touch
+// several blocks long (searched by rows of fine cells and by boxes), ILVs that touch
 // across a block's edge, and one lysosome at the box's corner, so that on a periodic box
 // its ILVs wrap around every axis.
 scenes::Scene ilv_clouds(int dim) {
@@ -124,6 +126,41 @@ scenes::Scene ilv_clouds(int dim) {
   return s;
 }
 
+// A stack of 30 shells beside 8 lysosomes of radius 22 crowded with 700 ILVs each (2D:
+// 250 in radius 20) of radii from 0.15 to 2.5 (log-uniform; wall 0.3 r) and a tenth of
+// them tiny (0.05): many small members per shell cell whose fine cells hold several, ILVs
+// in many rows of the fine grid; the box's edge 200, one lysosome at its corner and one
+// at a face, so that periodic windows wrap and some leave half an edge of their anchor.
+scenes::Scene varied_ilvs(int dim) {
+  Draws d{std::mt19937_64(31), dim};
+  scenes::Scene s;
+  s.domain.dim = dim;
+  const double centre[3] = {100, 100, dim == 3 ? 100.0 : 0.0};
+  d.stack(s, centre, 30);
+  const double lysosome = dim == 3 ? 22.0 : 20.0;
+  const int ilvs = dim == 3 ? 700 : 250;
+  for (int l = 0; l < 8; ++l) {
+    double c[3] = {0, 0, 0};  // the first at the box's corner, the second at a face
+    if (l == 1) c[0] = 100, c[1] = 199, c[2] = dim == 3 ? 100.0 : 0.0;
+    if (l > 1) {
+      do d.in_ball(centre, 95, c);
+      while (std::hypot(c[0] - centre[0], c[1] - centre[1], c[2] - centre[2]) < 85);
+    }
+    s.bodies.push_back(c[0], c[1], c[2], lysosome, 1.0);
+    for (int i = 0; i < ilvs; ++i) {
+      double x[3];
+      d.in_ball(c, lysosome - 1.0, x);
+      const double r = i % 10 == 0 ? 0.05 : 0.15 * std::pow(2.5 / 0.15, d.unit());
+      s.bodies.push_back(x[0], x[1], x[2], r, 0.3 * r);
+    }
+  }
+  for (int a = 0; a < 3; ++a) {
+    s.domain.lo[a] = 0;
+    s.domain.size[a] = a < dim ? 200 : 0;
+  }
+  return s;
+}
+
 std::vector<Family> families() {
   return {
       {"concentric", [](int dim) { return scenes::concentric(scaled(1000), dim); }},
@@ -131,6 +168,7 @@ std::vector<Family> families() {
       {"nested", [](int dim) { return scenes::nested(scaled(3000), dim, 11); }},
       {"crowded lysosomes", crowded_lysosomes},
       {"ILV clouds", ilv_clouds},
+      {"varied ILVs", varied_ilvs},
   };
 }
 
@@ -152,16 +190,21 @@ void check_scene(const std::string& name, const scenes::Scene& scene, double ski
   BroadphaseOptions automatic = o;
   automatic.hsx_small_n = -1;
   check_method(label + " / automatic", bodies, automatic, reference);
-  // The small members in space order, searched by boxes (the default blocks, and blocks
-  // of 4: second-level boxes of 64 members, several per lysosome).
-  BroadphaseOptions boxes = o;
-  boxes.tuning.hsx.shell_small_boxes = true;
-  check_method(label + " / small members by boxes", bodies, boxes, reference);
-  boxes.tuning.hsx.shell_block = 4;
-  check_method(label + " / small members by boxes of 4", bodies, boxes, reference);
-  boxes.sort_pairs = false;
-  check_method(label + " / small members by boxes, pairs in the order found", bodies, boxes,
-               reference);
+  // The small members' fine cells finer (more walkers by boxes) and coarser (more by
+  // rows); boxes of 4 (second-level boxes of 64 members, several per lysosome) and none
+  // (the small part whole for the walkers that do not take rows).
+  BroadphaseOptions fine = o;
+  fine.tuning.hsx.shell_fine_width = 0.5;
+  check_method(label + " / fine cells of half a diameter", bodies, fine, reference);
+  fine.sort_pairs = false;
+  check_method(label + " / fine cells of half a diameter, pairs in the order found", bodies,
+               fine, reference);
+  fine = o;
+  fine.tuning.hsx.shell_fine_width = 8;
+  fine.tuning.hsx.shell_block = 4;
+  check_method(label + " / fine cells of 8 diameters, boxes of 4", bodies, fine, reference);
+  fine.tuning.hsx.shell_block = 0;
+  check_method(label + " / fine cells of 8 diameters, no boxes", bodies, fine, reference);
   if (!more) return;
   BroadphaseOptions off = o;
   off.tuning.hsx.shell_min_bodies = 0;
@@ -206,5 +249,8 @@ TEST_CASE("nested shells: the scenes hold what they promise") {
     const std::size_t ilvs = dim == 3 ? 400 : 150;
     CHECK(v.bodies.size() == 60 + 12 * (1 + ilvs + ilvs / 50));
     CHECK(reference_pairs(v.bodies, options_for(v, Overlap::hollow, Method::hsx)).size() > 200);
+    const scenes::Scene w = varied_ilvs(dim);
+    CHECK(w.bodies.size() == 30 + 8 * (1 + std::size_t(dim == 3 ? 700 : 250)));
+    CHECK(reference_pairs(w.bodies, options_for(w, Overlap::hollow, Method::hsx)).size() > 500);
   }
 }

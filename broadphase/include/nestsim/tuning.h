@@ -75,14 +75,11 @@ struct HsxTuning {
   // which the boxes would cut little: their tests would cost more than they save).
   uint32_t shell_block = 32;
   double shell_block_walker = 2;
-  // shell_small_boxes: a shell cell's small members that do not surround their anchor
-  // (a lysosome's ILVs) sorted apart, in the space order of their centres, and searched
-  // through three levels of boxes (16 blocks, a block, a quarter block) instead of the
-  // radial cut, which keeps a spherical slab of such a cloud. Nested vesicles 1e6 on the
-  // CPU: 3x fewer candidates, as many box tests, no faster (docs/performance.md,
-  // "Nested shells: crowded cells searched along the distance from anchors"); off until
-  // measured on a GPU. Needs shell_block > 0.
-  bool shell_small_boxes = false;
+  // A shell cell's small members that do not surround their anchor (a lysosome's ILVs)
+  // sorted apart in a fine grid about it, of cells shell_fine_width mean diameters of
+  // those members wide (> 0): a small walker searches the rows of fine cells its window
+  // spans, a larger one the members' boxes.
+  double shell_fine_width = 2;
   // Work per large-body task: bodies of a column tested directly before the task walks
   // on, and columns per task; on the GPU the columns shrink with the cells' occupancy
   // (adapt_task_columns) and grow to wide_task_columns from wide_task_bodies bodies on

@@ -107,6 +107,7 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
       v.shell_offset = shells.offset;
       v.shell_key = raw(shells.keys);
       v.shell_first = shells.first;
+      v.shell_fine_key = raw(shells.fine_keys);
       if (shells.block_shift >= 0) {
         v.shell_block = raw(shells.blocks);
         v.shell_fanout = raw(shells.fanout);

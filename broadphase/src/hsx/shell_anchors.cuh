@@ -139,6 +139,7 @@ struct SetAnchor {
     c.lo[anchor] = DBL_MAX;  // no members until SetHull: skipped by every walker
     c.hi[anchor] = -DBL_MAX;
     c.begin[anchor] = c.wide[anchor] = c.small[anchor] = c.end[anchor] = 0;
+    c.small_radius[anchor] = 0;
     if (anchor == 0) {
       c.largest = largest[k].r;
       c.smallest = largest[k].smallest;
@@ -148,10 +149,14 @@ struct SetAnchor {
 };
 
 // The spread reduction: count and widths summed of each cell's members' intervals about
-// their anchors, and per anchor its members' count and starts' range.
+// their anchors, per anchor its members' count and starts' range, and the count and
+// radii summed of the members that do not surround their anchor (the small part's fine
+// cells are sized by their mean).
 struct Spread {
   uint32_t count;
   double width;
+  uint32_t small;
+  double small_radii;
   uint32_t n[kShellAnchors];
   float lo_min[kShellAnchors], lo_max[kShellAnchors];  // rounded: a heuristic's inputs
 };
@@ -180,6 +185,10 @@ struct SpreadOf {
     const Real r = s.load(t, x);
     const Anchored b = best_anchor(space, x, r, s.thickness(t), c, c.anchors);
     out.width = b.k.hi - b.k.lo;
+    if (b.k.hi >= 2.0 * double(r)) {
+      out.small = 1;
+      out.small_radii = double(r);
+    }
     out.n[b.anchor] = 1;
     out.lo_min[b.anchor] = out.lo_max[b.anchor] = float(b.k.lo < FLT_MAX ? b.k.lo : FLT_MAX);
     return out;
@@ -190,6 +199,8 @@ struct MergeSpread {
     Spread out;
     out.count = a.count + b.count;
     out.width = a.width + b.width;
+    out.small = a.small + b.small;
+    out.small_radii = a.small_radii + b.small_radii;
     for (uint32_t k = 0; k < kShellAnchors; ++k) {
       out.n[k] = a.n[k] + b.n[k];
       out.lo_min[k] = b.lo_min[k] < a.lo_min[k] ? b.lo_min[k] : a.lo_min[k];
@@ -205,7 +216,8 @@ struct MergeSpread {
 // summed over the anchors weighted by their members, are at most max_overlap of the
 // cell: sum_a n_a^2 min(1, 2 cap / spread_a) <= max_overlap n^2 (with one anchor:
 // 2 cap <= max_overlap spread). Walkers from other anchors' compartments, which skip
-// most anchors whole, are not counted.
+// most anchors whole, are not counted. A shell cell's fine cells: fine_width mean
+// diameters of its small members, at least the cell's widest axis / 2^kFineMinCells.
 struct MarkShellCells {
   GroupGrid* groups;
   const uint64_t* keys;
@@ -214,6 +226,7 @@ struct MarkShellCells {
   uint64_t offset;
   uint32_t min_bodies;
   double max_overlap;
+  double fine_width;
   NESTSIM_HD void operator()(uint32_t k) const {
     GroupGrid& g = groups[keys[k] >> 56];
     const Spread& sp = spread[k];
@@ -229,6 +242,12 @@ struct MarkShellCells {
     }
     const double all = double(sp.count);
     if (!(kept <= max_overlap * all * all)) return;
+    double width = sp.small > 0 ? fine_width * 2.0 * sp.small_radii / double(sp.small) : 0;
+    for (int a = 0; a < g.grid.dim; ++a) {
+      const double least = g.grid.width[a] * (1.0 / double(1u << kFineMinCells));
+      width = width > least ? width : least;  // NaN: the least
+    }
+    c.fine_scale = 1.0 / width;
     c.cap = cap;
     g.shells = 1;  // every writer writes the same value
   }
@@ -236,7 +255,8 @@ struct MarkShellCells {
 
 // The sort key of sorted position t: (global bucket << 32) | its low half in a shell
 // cell (anchor, then interval start, wide or small: shell_part), 0 elsewhere. Buckets
-// keep their order (within a bucket no walk depends on it).
+// keep their order (within a bucket no walk depends on it); a small part's order is its
+// fine keys' (FineKey, sorted first).
 template <class Real>
 struct ShellSortKey {
   SortedBodies<Real> s;
@@ -244,7 +264,6 @@ struct ShellSortKey {
   const ShellCell* cells;
   uint64_t offset;
   uint32_t first;
-  bool small_part;  // small members apart, in space order (the blocks' boxes search them)
   uint64_t* keys;
   NESTSIM_HD void operator()(uint32_t k) const {
     const uint32_t t = first + k;
@@ -257,23 +276,25 @@ struct ShellSortKey {
         Real x[3] = {0, 0, 0};
         const Real r = s.load(t, x);
         const Anchored b = best_anchor(space, x, r, s.thickness(t), c, c.anchors);
-        low = (b.anchor << kAnchorShift) | shell_part(b.k, double(r), c.cap, small_part);
+        low = (b.anchor << kAnchorShift) | shell_part(b.k, double(r), c.cap);
       }
     }
     keys[k] = (bucket << 32) | low;
   }
 };
 
-// Whether a sort key is a small member's (ShellSortKey): their space order is then sorted
-// first (SpaceKey), and the sort by keys keeps it.
+// Whether a sort key is a small member's (ShellSortKey): their fine keys are then sorted
+// first (FineKey), and the sort by keys keeps their order.
 struct IsSmallKey {
   NESTSIM_HD bool operator()(uint64_t key) const {
     return (uint32_t(key) & kShellPartMask) == kShellSmallLow;
   }
 };
-// Position k's space order (space_order) for a small member, 0 for the others.
+// Position k's fine key about its anchor (fine_code) for a small member, 0 for the
+// others: before the sort (its order) and after it (what the walks search; the same
+// records, the same keys).
 template <class Real>
-struct SpaceKey {
+struct FineKey {
   SortedBodies<Real> s;
   Space<Real> space;
   const ShellCell* cells;
@@ -284,14 +305,13 @@ struct SpaceKey {
   NESTSIM_HD void operator()(uint32_t k) const {
     out[k] = 0;
     if (!IsSmallKey{}(keys[k])) return;
-    const uint32_t t = first + k;
     const ShellCell& c = cells[(keys[k] >> 32) - offset];
     Real x[3] = {0, 0, 0};
-    s.load(t, x);
-    out[k] = space_order(space, s.groups[s.group(t)].grid, x, c.centre[0]);
+    s.load(first + k, x);
+    out[k] = fine_code(space, x, c.centre[uint32_t(keys[k]) >> kAnchorShift], c.fine_scale);
   }
 };
-// out[k] = keys[order[k] - first]: the sort keys in the space order's permutation.
+// out[k] = keys[order[k] - first]: the sort keys in the fine keys' permutation.
 struct GatherKeys {
   const uint64_t* keys;
   const uint32_t* order;
@@ -306,6 +326,7 @@ struct GatherKeys {
 // the anchor's own positions.
 struct HullSpan {
   RadialInterval k;
+  double small_r;  // the largest radius among the small members
   // wide, small: the first wide (small) member's position, or ~0u: none
   uint32_t begin, wide, small, end;
 };
@@ -320,13 +341,15 @@ struct HullOf {
   NESTSIM_HD HullSpan operator()(uint32_t k) const {
     const uint32_t t = first + k;
     const ShellCell& c = cells[(keys[k] >> 32) - offset];
-    if (!(c.cap >= 0)) return {{0, 0}, t, ~0u, ~0u, t + 1};  // keys[k] > 0 only in shell cells
+    if (!(c.cap >= 0)) return {{0, 0}, 0, t, ~0u, ~0u, t + 1};  // keys[k] > 0 only in shell cells
     Real x[3] = {0, 0, 0};
     const Real r = s.load(t, x);
     const uint32_t low = uint32_t(keys[k]);
     const uint32_t part = low & kShellPartMask;
-    return {radial_interval(space, x, r, s.thickness(t), c.centre[low >> kAnchorShift]), t,
-            part == kShellWideLow ? t : ~0u, part == kShellSmallLow ? t : ~0u, t + 1};
+    const bool small = part == kShellSmallLow;
+    return {radial_interval(space, x, r, s.thickness(t), c.centre[low >> kAnchorShift]),
+            small ? double(r) : 0.0, t, part == kShellWideLow ? t : ~0u, small ? t : ~0u,
+            t + 1};
   }
 };
 struct HullKey {
@@ -336,6 +359,7 @@ struct HullKey {
 struct MergeHull {
   NESTSIM_HD HullSpan operator()(const HullSpan& a, const HullSpan& b) const {
     return {{b.k.lo < a.k.lo ? b.k.lo : a.k.lo, b.k.hi > a.k.hi ? b.k.hi : a.k.hi},
+            b.small_r > a.small_r ? b.small_r : a.small_r,
             b.begin < a.begin ? b.begin : a.begin,
             b.wide < a.wide ? b.wide : a.wide,
             b.small < a.small ? b.small : a.small,
@@ -361,6 +385,7 @@ struct SetHull {
     c.end[a] = h.end;
     c.small[a] = h.small < h.end ? h.small : h.end;
     c.wide[a] = h.wide < c.small[a] ? h.wide : c.small[a];
+    c.small_radius[a] = h.small_r;
   }
 };
 

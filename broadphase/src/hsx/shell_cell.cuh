@@ -18,11 +18,13 @@
 // r + rho] about their stack's anchor, as thin as their walls when their centres are
 // close: output-sensitive where the members' intervals are thin against their spread.
 // Small bodies that do not surround their anchor (rho >= r: K = [rho - r, rho + r], the
-// ILVs of a lysosome) go last, in the space order of their centres (Morton order within
-// the cell): a radial cut keeps a spherical slab of such a cloud (hundreds of ILVs per
-// ILV), boxes of consecutive members in space order keep the few near the walker. A walk
-// tests them through two levels of boxes (ShellBlock: blocks of shell_block members and
-// blocks of kShellFanout blocks), whatever the walker.
+// ILVs of a lysosome) go last, in the order of a fine grid about their anchor (cells of
+// HsxTuning::shell_fine_width mean diameters of the cell's small members, row by row: a
+// radial cut would keep a spherical slab of such a cloud, hundreds of ILVs per ILV). A
+// walker whose window of partners' centres spans few rows of that grid (an ILV) takes
+// each row's run of fine cells by a search in the fine keys; a wider one (a shell) tests
+// the small part through three levels of boxes (ShellBlock: blocks of kShellFanout
+// blocks, of shell_block members, of a quarter block).
 //
 // The anchors, greedily: the largest member; then, up to kShellAnchors, the largest
 // member that no anchor yet serves (its interval about each is wider than a quarter of
@@ -81,10 +83,12 @@ struct ShellCell {
   // the small ones in space order from `small` on (the walks' searches run within an
   // anchor's part of the cell, not the whole cell).
   uint32_t begin[kShellAnchors], wide[kShellAnchors], small[kShellAnchors], end[kShellAnchors];
+  double small_radius[kShellAnchors];  // the largest radius of each anchor's small members
   uint32_t anchors;
   double largest;   // the first anchor's radius
   double smallest;  // the cell's smallest member's radius
   double cap;
+  double fine_scale;  // 1 / the width of the small members' fine cells (fine_code)
 };
 
 // A member's interval wider than kShellWide times the cell's mean width is "wide": sorted
@@ -101,7 +105,7 @@ constexpr double kShellTie = 0x1p-40;
 
 // The sort key's low half in a shell cell: anchor << kAnchorShift | the interval's start
 // (shell_order >> kOrderShift), kShellWideLow for a wide member, kShellSmallLow for a
-// small one (whose order within the anchor is its centre's space order, SpaceKey).
+// small one (whose order within the anchor is its fine key, fine_code).
 constexpr int kAnchorShift = 28;
 constexpr int kOrderShift = 32 - kAnchorShift;
 static_assert(kShellAnchors <= (1u << kOrderShift), "anchor numbers fit the key's top bits");
@@ -116,6 +120,16 @@ constexpr int kShellFanoutShift = 4;
 static_assert(kShellFanout == 1u << kShellFanoutShift, "the fan-out is a power of 2");
 // A fine block (the small members' third level of boxes) is a block / 2^kShellFineShift.
 constexpr int kShellFineShift = 2;
+// A walker searches the small part by rows of fine cells when its rows, each costing
+// about kShellRowCost candidates' tests (two galloping searches), are fewer than the
+// part's members / kShellRowCost; else by boxes.
+constexpr uint32_t kShellRowCost = 8;
+// Fine cells: kFineBits an axis (biased by half the range), at least a cell's width /
+// 2^kFineMinCells wide, so that every member's index lies inside the range.
+constexpr int kFineBits = 21;
+constexpr uint32_t kFineMax = (1u << kFineBits) - 1;
+constexpr double kFineBias = double(1u << (kFineBits - 1));
+constexpr int kFineMinCells = kFineBits - 2;
 
 // Whether a group's cells are checked: gated on the host, and a dense grid (a cell's
 // number is its bucket; fit_radix_passes may have hashed the table since).
@@ -171,40 +185,34 @@ NESTSIM_HD inline RadialInterval radial_interval(const Space<Real>& space, const
 
 // The part of its anchor's members that a member with interval k about that anchor
 // (radius r) sorts into: the wide ones (k wider than the cell's cap), the small ones
-// (rho >= r, so that k = [rho - r, rho + r]: it does not surround the anchor) where
-// `small_part`, else the interval's start.
-NESTSIM_HD inline uint32_t shell_part(const RadialInterval& k, double r, double cap,
-                                      bool small_part) {
+// (rho >= r, so that k = [rho - r, rho + r]: it does not surround the anchor), else the
+// interval's start.
+NESTSIM_HD inline uint32_t shell_part(const RadialInterval& k, double r, double cap) {
   if (k.hi - k.lo > cap) return kShellWideLow;
-  if (small_part && k.hi >= 2.0 * r) return kShellSmallLow;
+  if (k.hi >= 2.0 * r) return kShellSmallLow;
   return shell_order(k.lo) >> kOrderShift;
 }
 
-// The Morton order of a small member's centre x within its cell (21 bits an axis, over
-// twice the cell's width about its first anchor c, the minimum image on periodic axes):
-// only an order, so that consecutive members lie close (the boxes of ShellBlock stay
-// small); any order would keep the pairs.
-NESTSIM_HD inline uint64_t spread_bits3(uint64_t v) {
-  v &= 0x1fffffu;
-  v = (v | v << 32) & 0x1f00000000ffffull;
-  v = (v | v << 16) & 0x1f0000ff0000ffull;
-  v = (v | v << 8) & 0x100f00f00f00f00full;
-  v = (v | v << 4) & 0x10c30c30c30c30c3ull;
-  v = (v | v << 2) & 0x1249249249249249ull;
-  return v;
+// The fine grid of a shell cell's small members about their anchor c, cells 1 / scale
+// wide: the index of offset d (minimum image) along an axis, floor(d scale) + kFineBias
+// clamped to [0, kFineMax] (monotone in d, NaN: 0), and a centre's key, row by row (axis
+// 0 fastest; axes past the space's dim 0).
+NESTSIM_HD inline uint32_t fine_index(double u) {
+  using std::floor;
+  const double f = floor(u) + kFineBias;
+  return f > 0 ? (f < double(kFineMax) ? uint32_t(f) : kFineMax) : 0u;  // NaN: 0
+}
+NESTSIM_HD inline uint64_t fine_key(uint64_t i0, uint64_t i1, uint64_t i2) {
+  return (i2 << (2 * kFineBits)) | (i1 << kFineBits) | i0;
 }
 template <class Real>
-NESTSIM_HD inline uint64_t space_order(const Space<Real>& space, const GridSpec& grid,
-                                       const Real* x, const double* c) {
-  uint64_t code = 0;
-  for (int a = 0; a < space.dim; ++a) {
-    const double d =
-        minimum_image(double(x[a]) - c[a], double(space.edge[a]), double(space.inv_edge[a]));
-    double u = (d * grid.inv_width[a] + 1.0) * 0x1p20;
-    u = u > 0 ? (u < 0x1p21 - 1 ? u : 0x1p21 - 1) : 0;  // NaN: 0
-    code |= spread_bits3(uint64_t(u)) << a;
-  }
-  return code;
+NESTSIM_HD inline uint64_t fine_code(const Space<Real>& space, const Real* x, const double* c,
+                                     double scale) {
+  uint32_t i[3] = {0, 0, 0};
+  for (int a = 0; a < space.dim; ++a)
+    i[a] = fine_index(scale * minimum_image(double(x[a]) - c[a], double(space.edge[a]),
+                                            double(space.inv_edge[a])));
+  return fine_key(i[0], i[1], i[2]);
 }
 
 // A block of a shell cell's sorted members (HsxTuning::shell_block of them; a quarter

@@ -22,6 +22,7 @@ struct ShellCut {
   const ShellBlock<Real>* blocks;  // by (sorted position - key_first) >> block_shift; or null
   const ShellBlock<Real>* fanout;  // by (sorted position - key_first) >> fanout_shift
   const ShellBlock<Real>* fine;    // by (sorted position - key_first) >> fine_shift
+  const uint64_t* fine_keys;       // the small members' (FineKey), as keys
   int block_shift, fanout_shift, fine_shift;
   double block_walker;     // HsxTuning::shell_block_walker
   const Space<Real>& space;
@@ -57,7 +58,7 @@ struct ShellCut {
 
   // Anchor a's members within [t, end) whose intervals may meet the walker's: starts in
   // [K_lo - cap, K_hi] (widened by the slack), the wide ones, and the small ones in the
-  // boxes that the walker may meet.
+  // fine cells or boxes that the walker may meet.
   NESTSIM_HD void cut(const ShellCell& c, uint32_t a, uint32_t t, uint32_t end) {
     // Most anchors are rejected on rho^2 alone: rho - r > hi + slack puts the walker's
     // interval past the anchor's hull, rho + r < lo - slack before it (the factors keep
@@ -78,7 +79,65 @@ struct ShellCut {
     const bool blocked = blocks && k.hi - k.lo > block_walker * c.cap;
     emit(from, to, t, end, blocked);
     emit(wide, small, t, end, blocked);
-    if (small < c.end[a]) boxes(small, c.end[a], t, end);
+    if (small < c.end[a]) small_part(c, a, small, c.end[a], t, end);
+  }
+  // Anchor a's small members [from, to) within [t, end): by rows of fine cells (fine_code)
+  // where the walker's window, the centres within r + the part's largest radius + the
+  // slack of x axis by axis, spans few rows; else by boxes. Offsets are minimum images
+  // about the anchor: on a periodic axis the window stays within half an edge of it (else
+  // the boxes), so that a partner's offset is the walker's plus their displacement.
+  NESTSIM_HD void small_part(const ShellCell& c, uint32_t a, uint32_t from, uint32_t to,
+                             uint32_t t, uint32_t end) {
+    if (from < t) from = t;
+    if (to > end) to = end;
+    if (from >= to) return;
+    const double reach = double(r) + c.small_radius[a] + slack;
+    uint32_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+    uint64_t rows = 1;
+    bool fine = finite(reach);
+    for (int k = 0; k < space.dim; ++k) {
+      const double edge = double(space.edge[k]);
+      const double d = minimum_image(double(x[k]) - c.centre[a][k], edge,
+                                     double(space.inv_edge[k]));
+      const double far = (d < 0 ? -d : d) + reach;
+      if (!finite(d) || (edge > 0 && !(far < 0.5 * edge * (1 - 0x1p-20)))) fine = false;
+      lo[k] = fine_index((d - reach) * c.fine_scale);
+      hi[k] = fine_index((d + reach) * c.fine_scale);
+      if (k > 0) rows *= uint64_t(hi[k] - lo[k] + 1);
+    }
+    if (!fine || rows * kShellRowCost > to - from) {
+      boxes(from, to, t, end);
+      return;
+    }
+    for (uint32_t i2 = lo[2]; i2 <= hi[2]; ++i2)
+      for (uint32_t i1 = lo[1]; i1 <= hi[1]; ++i1) {
+        from = gallop(from, to, fine_key(lo[0], i1, i2), false);
+        const uint32_t stop = gallop(from, to, fine_key(hi[0], i1, i2), true);
+        if (from < stop) body.range(from, stop);
+        if (stop >= to) return;
+        from = stop;
+      }
+  }
+  // The first position in [lo, hi) whose fine key is >= key (or > key where `after`), hi
+  // if none: steps doubling from lo, then a binary search (the next row lies near).
+  NESTSIM_HD uint32_t gallop(uint32_t lo, uint32_t hi, uint64_t key, bool after) const {
+    for (uint32_t step = 1; lo < hi; step *= 2) {
+      const uint32_t p = hi - lo > step ? lo + step - 1 : hi - 1;
+      if (!fine_below(p, key, after)) {
+        hi = p;
+        break;
+      }
+      lo = p + 1;
+    }
+    while (lo < hi) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (fine_below(mid, key, after)) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  }
+  NESTSIM_HD bool fine_below(uint32_t p, uint64_t key, bool after) const {
+    const uint64_t k = fine_keys[p - key_first];
+    return after ? k <= key : k < key;
   }
   // The small members [from, to) within [t, end), through three levels of boxes: those
   // of kShellFanout blocks, of a block, of a fine block (ShellCells::fine_shift); each
@@ -174,6 +233,7 @@ template <class Real>
 struct ShellCells {
   thrust::device_vector<ShellCell> cells;
   thrust::device_vector<uint64_t> keys, segment_keys, space_keys;
+  thrust::device_vector<uint64_t> fine_keys;           // FineKey's, by position - first
   thrust::device_vector<Largest<Real>> largest;
   thrust::device_vector<Spread> spread;
   thrust::device_vector<HullSpan> hull;
@@ -256,24 +316,22 @@ struct ShellCells {
         thrust::make_transform_iterator(at, SpreadOf<Real>{s, space, raw(cells), offset}),
         segment_keys.begin(), spread.begin(), thrust::equal_to<uint64_t>(), MergeSpread());
     for_each_index(segments, MarkShellCells{groups, raw(segment_keys), raw(spread), raw(cells),
-                                            offset, t.shell_min_bodies, t.shell_max_overlap});
-    // The small members apart where their boxes search them.
-    bool small_part = t.shell_small_boxes && t.shell_block > 0;
-    for_each_index(count, ShellSortKey<Real>{s, space, raw(cells), offset, first, small_part,
-                                             raw(keys)});
+                                            offset, t.shell_min_bodies, t.shell_max_overlap,
+                                            t.shell_fine_width});
+    for_each_index(count, ShellSortKey<Real>{s, space, raw(cells), offset, first, raw(keys)});
     // The records follow a permutation (4-byte values in the sort, one gather of records):
     // no temporary array of the over-aligned records.
     ensure_size(order, count);
     ensure_size(moved, count);
     thrust::sequence(exec, order.begin(), order.begin() + count, first);
-    // Small members: sorted by space order first, then stably by key, so that each
-    // anchor's small part ends in space order (the keys' 32 low bits hold no room for it).
-    small_part =
-        small_part && thrust::any_of(exec, keys.begin(), keys.begin() + count, IsSmallKey{});
+    // Small members: sorted by fine key first, then stably by key, so that each anchor's
+    // small part ends in fine-key order (the keys' 32 low bits hold no room for it).
+    const bool small_part =
+        thrust::any_of(exec, keys.begin(), keys.begin() + count, IsSmallKey{});
     if (small_part) {
       ensure_size(space_keys, count);
-      for_each_index(count, SpaceKey<Real>{s, space, raw(cells), offset, first, raw(keys),
-                                           raw(space_keys)});
+      for_each_index(count, FineKey<Real>{s, space, raw(cells), offset, first, raw(keys),
+                                          raw(space_keys)});
       sort_keys(exec, space_keys, count);
       for_each_index(count, GatherKeys{raw(keys), raw(order), first, raw(space_keys)});
       keys.swap(space_keys);
@@ -281,6 +339,11 @@ struct ShellCells {
     sort_keys(exec, keys, count);
     for_each_index(count, GatherSorted<Real>{records, raw(order), raw(moved)});
     thrust::copy_n(exec, moved.begin(), count, thrust::device_pointer_cast(records + first));
+    if (small_part) {
+      ensure_size(fine_keys, count);
+      for_each_index(count, FineKey<Real>{s, space, raw(cells), offset, first, raw(keys),
+                                          raw(fine_keys)});
+    }
     const thrust::counting_iterator<uint32_t> from(0);
     const auto hull_key = thrust::make_transform_iterator(from, HullKey{raw(keys)});
     const auto hull_ends = thrust::reduce_by_key(

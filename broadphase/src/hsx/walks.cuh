@@ -43,6 +43,7 @@ struct GroupedView {
   const ShellBlock<Real>* shell_block = nullptr;  // by (sorted position - shell_first) >> shift
   const ShellBlock<Real>* shell_fanout = nullptr;  // blocks of kShellFanout blocks
   const ShellBlock<Real>* shell_fine = nullptr;    // fine blocks, of 2^shell_fine_shift
+  const uint64_t* shell_fine_key = nullptr;        // the small members' fine keys (FineKey)
   int shell_block_shift = 0, shell_fine_shift = 0;
   double shell_block_walker = 0;  // HsxTuning::shell_block_walker
 
@@ -59,6 +60,7 @@ struct GroupedView {
                                 shell_block,
                                 shell_fanout,
                                 shell_fine,
+                                shell_fine_key,
                                 shell_block_shift,
                                 shell_block_shift + kShellFanoutShift,
                                 shell_fine_shift,
