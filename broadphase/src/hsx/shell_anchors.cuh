@@ -276,7 +276,7 @@ struct ShellSortKey {
         Real x[3] = {0, 0, 0};
         const Real r = s.load(t, x);
         const Anchored b = best_anchor(space, x, r, s.thickness(t), c, c.anchors);
-        low = (b.anchor << kAnchorShift) | shell_part(b.k, double(r), c.cap);
+        low = (b.anchor << kAnchorShift) | shell_part(b.k, double(r), c.cap, c.fine_scale);
       }
     }
     keys[k] = (bucket << 32) | low;

@@ -185,11 +185,13 @@ NESTSIM_HD inline RadialInterval radial_interval(const Space<Real>& space, const
 
 // The part of its anchor's members that a member with interval k about that anchor
 // (radius r) sorts into: the wide ones (k wider than the cell's cap), the small ones
-// (rho >= r, so that k = [rho - r, rho + r]: it does not surround the anchor), else the
-// interval's start.
-NESTSIM_HD inline uint32_t shell_part(const RadialInterval& k, double r, double cap) {
+// (rho >= r, so that k = [rho - r, rho + r]: it does not surround the anchor; and at most
+// a fine cell across, as every walker's window in the fine grid spans the part's largest
+// radius: a lysosome beside a stack's anchor stays out), else the interval's start.
+NESTSIM_HD inline uint32_t shell_part(const RadialInterval& k, double r, double cap,
+                                      double fine_scale) {
   if (k.hi - k.lo > cap) return kShellWideLow;
-  if (k.hi >= 2.0 * r) return kShellSmallLow;
+  if (k.hi >= 2.0 * r && 2.0 * r * fine_scale <= 1.0) return kShellSmallLow;
   return shell_order(k.lo) >> kOrderShift;
 }
 
