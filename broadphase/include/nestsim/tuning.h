@@ -77,8 +77,8 @@ struct HsxTuning {
   double shell_block_walker = 2;
   // A shell cell's small members that do not surround their anchor (a lysosome's ILVs)
   // sorted apart in a fine grid about it, of cells shell_fine_width mean diameters of
-  // those members wide (> 0): a small walker searches the rows of fine cells its window
-  // spans, a larger one the members' boxes.
+  // those members (> 0) plus half the walks' rounding slack wide: a small walker searches
+  // the rows of fine cells its window spans, a larger one the members' boxes.
   double shell_fine_width = 2;
   // Work per large-body task: bodies of a column tested directly before the task walks
   // on, and columns per task; on the GPU the columns shrink with the cells' occupancy

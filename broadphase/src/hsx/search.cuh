@@ -101,6 +101,7 @@ void PairFinder<Real>::State::groups_pass(std::vector<detail::GroupGrid>& groups
   v.pad = pad;
   {
     detail::Range range("broadphase/hsx/shell cells");
+    shells.slack = 2.0 * pad;  // as GroupedView::shell_cut widens the walkers' windows
     if (shells.prepare(detail::policy(alloc), groups, raw(sorted.groups), v.s, space,
                        raw(sorted.sorted_record), tuning.hsx)) {
       v.shell_cell = raw(shells.cells);

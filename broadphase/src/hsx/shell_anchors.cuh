@@ -217,7 +217,9 @@ struct MergeSpread {
 // cell: sum_a n_a^2 min(1, 2 cap / spread_a) <= max_overlap n^2 (with one anchor:
 // 2 cap <= max_overlap spread). Walkers from other anchors' compartments, which skip
 // most anchors whole, are not counted. A shell cell's fine cells: fine_width mean
-// diameters of its small members, at least the cell's widest axis / 2^kFineMinCells.
+// diameters of its small members plus half the walks' slack (which widens every window:
+// with float coordinates of 1e5 it is several diameters), at least the cell's widest
+// axis / 2^kFineMinCells.
 struct MarkShellCells {
   GroupGrid* groups;
   const uint64_t* keys;
@@ -227,6 +229,7 @@ struct MarkShellCells {
   uint32_t min_bodies;
   double max_overlap;
   double fine_width;
+  double slack;
   NESTSIM_HD void operator()(uint32_t k) const {
     GroupGrid& g = groups[keys[k] >> 56];
     const Spread& sp = spread[k];
@@ -243,6 +246,7 @@ struct MarkShellCells {
     const double all = double(sp.count);
     if (!(kept <= max_overlap * all * all)) return;
     double width = sp.small > 0 ? fine_width * 2.0 * sp.small_radii / double(sp.small) : 0;
+    width += 0.5 * slack;
     for (int a = 0; a < g.grid.dim; ++a) {
       const double least = g.grid.width[a] * (1.0 / double(1u << kFineMinCells));
       width = width > least ? width : least;  // NaN: the least

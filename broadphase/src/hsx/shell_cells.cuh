@@ -247,6 +247,7 @@ struct ShellCells {
   int fine_shift = 0;    // log2 of a fine block's members: a quarter block (kShellFineShift)
   uint64_t offset = 0;   // global bucket of cells[0]
   uint32_t first = 0;    // sorted position of keys[0]
+  double slack = 0;      // the walks' (ShellCut::slack), set before prepare
 
   // After the sort into cells: the gated groups' cells given anchors, reduced and marked,
   // their members sorted by (bucket, anchor, interval start) in place. Returns false
@@ -317,7 +318,7 @@ struct ShellCells {
         segment_keys.begin(), spread.begin(), thrust::equal_to<uint64_t>(), MergeSpread());
     for_each_index(segments, MarkShellCells{groups, raw(segment_keys), raw(spread), raw(cells),
                                             offset, t.shell_min_bodies, t.shell_max_overlap,
-                                            t.shell_fine_width});
+                                            t.shell_fine_width, slack});
     for_each_index(count, ShellSortKey<Real>{s, space, raw(cells), offset, first, raw(keys)});
     // The records follow a permutation (4-byte values in the sort, one gather of records):
     // no temporary array of the over-aligned records.
