@@ -179,13 +179,15 @@ def z_scores(counts, expected):
 
 @pytest.fixture(scope="module", params=SEEDS)
 def ensembles(request):
-    return {dt: run_ensemble(dt, request.param) for dt in (1.0, 2.0)}
+    runs = {dt: run_ensemble(dt, request.param) for dt in (1.0, 2.0)}
+    runs["seed"] = request.param
+    return runs
 
 
-def report(label, z):
-    worst = np.unravel_index(np.argmax(np.abs(z)), z.shape)
-    print("VALIDATION| receptor cycle ODE | %s | max |z| %.2f at t %s, %s (bound %.1f)"
-          % (label, abs(z[worst]), CHECK_TIMES[worst[0]], COUNTS[worst[1]], Z_BOUND))
+def report(name, measured, theory, se, seed):
+    """The suite's machine-readable line (tools/validation_table.py)."""
+    print("VALIDATION|%s|%.7g|%.7g|%.4g|%.3f|%d"
+          % (name, measured, theory, se, (measured - theory) / se, seed))
 
 
 @pytest.mark.parametrize("dt", [1.0, 2.0])
@@ -194,7 +196,12 @@ def test_ensemble_mean_follows_the_rate_equations(ensembles, dt):
     at = [int(np.argmin(np.abs(times - t))) for t in CHECK_TIMES]
     expected = solve(dt, np.array(CHECK_TIMES))
     z = z_scores(counts[:, at, :], expected)
-    report("dt %g" % dt, z)
+    worst = np.unravel_index(np.argmax(np.abs(z)), z.shape)
+    print("receptor cycle, dt %g: max |z| %.2f at t %g, %s (bound %.1f)"
+          % (dt, abs(z[worst]), CHECK_TIMES[worst[0]], COUNTS[worst[1]], Z_BOUND))
+    final = counts[:, at[-1], 0]  # receptors on the cell at the end
+    report("cycle_ode_receptors_dt%g" % dt, final.mean(), expected[-1, 0],
+           math.sqrt(max(final.var(ddof=1), 1.0) / len(final)), ensembles["seed"])
     assert np.all(np.abs(z) < Z_BOUND), (z, counts[:, at, :].mean(axis=0), expected)
     # The cycle ran: receptors were internalised, reached the endosome and came back,
     # and ligand was degraded.
@@ -206,13 +213,16 @@ def test_ensemble_mean_follows_the_rate_equations(ensembles, dt):
 
 def test_steady_state_does_not_depend_on_the_step(ensembles):
     late = {}
-    for dt, (counts, times) in ensembles.items():
+    for dt in (1.0, 2.0):
+        counts, times = ensembles[dt]
         window = times >= 0.6 * T_END
         late[dt] = counts[:, window, :].mean(axis=1)  # per replica: its late mean
     a, b = late[1.0], late[2.0]
     se = np.sqrt(np.maximum(a.var(axis=0, ddof=1), 0.25) / len(a)
                  + np.maximum(b.var(axis=0, ddof=1), 0.25) / len(b))
     z = (a.mean(axis=0) - b.mean(axis=0)) / se
-    print("VALIDATION| receptor cycle ODE | late means dt 1 vs 2 | max |z| %.2f (bound %.1f)"
+    print("receptor cycle, late means dt 1 vs 2: max |z| %.2f (bound %.1f)"
           % (np.max(np.abs(z)), Z_BOUND))
+    report("cycle_steady_receptors_dt1_vs_dt2", a[:, 0].mean(), b[:, 0].mean(), se[0],
+           ensembles["seed"])
     assert np.all(np.abs(z) < Z_BOUND), (z, a.mean(axis=0), b.mean(axis=0))
