@@ -17,7 +17,9 @@
 #               BASELINE's (default bench/baseline/commit), interleaved, a ratio per
 #               scene, alone on the first GPU
 #   speed       steps/s of bench_scenario (untimed phases) for the default model, tiled
-#               to 1e5 bodies, and models/large_step.yaml in simulated s per hour
+#               to 1e5 bodies, and models/large_step.yaml in simulated s per hour; the
+#               physiological receptor cycle (bench_scenario --model physiological), as it
+#               is and tiled to 1e5 bodies, in simulated s per hour
 #   then side by side, under a private MPS daemon (MPS=0: without), stopping
 #   ENSEMBLE_TIME (120 s) before the budget ends:
 #     ctest       every test but validation, python and those that need the viewer's
@@ -165,12 +167,12 @@ fi
 # docs/performance.md.
 if ! out_of_time speed; then
   : > "$LOG/speed.log"
-  speed_rate() {  # MODEL ARGS...: "steps/s dt"
+  speed_rate() {  # MODEL ARGS...: "steps/s dt simulated-s-per-hour"
     local out
     out=$(timeout 120 "$BUILD/bench/bench_scenario" --model "$@" --phase-times 0 2>&1)
     echo "$out" >> "$LOG/speed.log"
     echo "$out" | awk '/^steps  /{for (i = 1; i <= NF; ++i) if ($i == "dt") dt = $(i + 1)}
-                       /^steps\/s/{r = $2} END {print r, dt}'
+                       /^steps\/s/{r = $2} /^simulated s\/h/{h = $3} END {print r, dt, h}'
   }
   read -r small _ < <(speed_rate models/default.yaml --steps 5000 --warmup 200)
   read -r large _ < <(speed_rate models/default.yaml --bodies 100000 --steps 500 --warmup 20)
@@ -179,6 +181,11 @@ if ! out_of_time speed; then
     read -r ls_rate ls_dt < <(speed_rate models/large_step.yaml --steps 2000 --warmup 100)
     line+="; models/large_step.yaml ${ls_rate:-?} steps/s at dt ${ls_dt:-?}: $(awk -v r="${ls_rate:-0}" -v d="${ls_dt%,*}" \
       'BEGIN {printf "%.0f", r * d * 1e-6 * 3600}') simulated s per hour"
+  fi
+  if [ -f models/receptor_cycle_physiological.yaml ]; then
+    read -r ph_rate _ ph_h < <(speed_rate physiological --steps 2000 --warmup 100)
+    read -r ph1e5_rate _ ph1e5_h < <(speed_rate physiological --bodies 100000 --steps 100 --warmup 10)
+    line+="; the physiological receptor cycle ${ph_rate:-?} steps/s, ${ph_h:-?} simulated s per hour (at 1e5 bodies ${ph1e5_rate:-?} steps/s, ${ph1e5_h:-?} s per hour)"
   fi
   [ -n "$small" ] && [ -n "$large" ] && st=ok || st=FAIL
   summary speed "$st" "$line"
