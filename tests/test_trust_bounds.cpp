@@ -317,12 +317,9 @@ TEST_CASE("pairs refuses, before the search, pairs that cannot fit in memory") {
 TEST_CASE("pairs of nested hollow spheres: a solid bound past memory, the pairs counted and stored") {
   // 200,000 concentric shells 1 apart, 0.5 thick: 2e10 solid overlaps, no hollow pair but
   // the one of the small sphere that crosses the shell of radius 1000 (index 990).
-  std::string scene = "x,y,z,radius,thickness
-";
-  for (int k = 0; k < 200000; ++k) scene += "0,0,0," + std::to_string(10 + k) + ",0.5
-";
-  scene += "999.8,0,0,0.1,0.1
-";
+  std::string scene = "x,y,z,radius,thickness\n";
+  for (int k = 0; k < 200000; ++k) scene += "0,0,0," + std::to_string(10 + k) + ",0.5\n";
+  scene += "999.8,0,0,0.1,0.1\n";
   const std::string path = write_file("concentric_many.csv", scene);
   const Run r = run_nestsim("pairs " + q(path));
   CHECK(r.code == 0);
