@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "frames.h"
+#include "membrane_cosine.h"
 #include "nestsim/model/kon_calibration.h"
 #include "nestsim/model/model.h"
 #include "nestsim/model/placement.h"
@@ -94,32 +95,8 @@ void membrane_cos(Ledger& ledger, uint64_t seed) {
   const uint32_t receptor = b.kind("receptor", false, 2.5, 2.5, D);
   b.s.kinds[receptor].membrane = true;
   b.s.kinds[receptor].step = kSlow;
-  const int cells = 20, per = 150;
-  std::vector<int64_t> home, receptors;
-  for (int m = 0; m < cells; ++m) {
-    const Vec centre{spacing * (0.5 + m % 4), spacing * (0.5 + m / 4 % 4), spacing * (0.5 + m / 16)};
-    const int64_t c = b.add(cell, centre);
-    for (int k = 0; k < per; ++k) {
-      const double z = 1 - 2 * (k + 0.5) / per, a = 2.399963 * k + m, rho = std::sqrt(1 - z * z);
-      receptors.push_back(b.add(
-          receptor,
-          {centre[0] + R * rho * std::cos(a), centre[1] + R * rho * std::sin(a), centre[2] + R * z},
-          -1, c));
-      home.push_back(c);
-    }
-  }
-  Simulation sim(b.s);
-  const Vec pbox{box, box, box};
-  const auto directions = [&](const Frame& f) { return unit_directions(f, receptors, home, pbox); };
-  std::vector<Vec> last = directions(by_id(sim.frame()));
-  Mean cosine;
-  for (int w = 0; w < windows; ++w) {
-    sim.run(uint64_t(window));
-    const std::vector<Vec> now = directions(by_id(sim.frame()));
-    for (std::size_t k = 0; k < now.size(); ++k)
-      cosine.add(now[k][0] * last[k][0] + now[k][1] * last[k][1] + now[k][2] * last[k][2]);
-    last = now;
-  }
+  const Mean cosine =
+      membrane_direction_cosine(b, cell, receptor, R, spacing, box, window, windows);
   const double d_eff = D * (1 - 5 * D * K * dt / (R * R));
   ledger.add("class_membrane_cos_K8", cosine.mean(), std::exp(-2 * d_eff * window * dt / (R * R)),
              cosine.se(), seed);
