@@ -192,9 +192,15 @@ inline bool valid_name(const std::string& s) {
 }
 
 // The `reactions:` list (model_reactions.cpp), read where each value is; its references,
-// sites and supported forms checked by check_reactions() once every kind is known.
+// sites and supported forms checked by check_reactions() once every kind is known
+// (reaction_checks.cpp).
 void read_reactions(const Reader& r, const YAML::Node& node, Model& m);
 void check_reactions(const Reader& r, const Model& m, double min_box);
+// The rule forms the engine supports, for messages (model_reactions.cpp).
+extern const char* const rule_forms;
+// The factor that turns a bimolecular rate constant in `unit` ("/M/s", "nm^3/us", ...)
+// into length^3/time of `units`; 0 when `unit` is not one (model_reactions.cpp).
+double rate_constant_factor(const std::string& unit, const Units& units);
 // The time step against what limits it (time_step_rules.cpp: the stiffest soft contact,
 // or for hard and none contacts the membranes and the periodic images, each kind at its
 // time-step class), reported at `simulation.dt` with the largest dt accepted.
