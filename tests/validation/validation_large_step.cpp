@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "frames.h"
+#include "lumen_confinement.h"
 #include "membrane_cosine.h"
 #include "hard_sphere_fluid.h"
 #include "nestsim/model/model.h"
@@ -119,43 +120,15 @@ void confinement(Ledger& ledger, double dt, uint64_t seed, uint64_t variant) {
   const Timer timer("large_confinement_dt" + dt_name(dt), seed);
   const double s = std::sqrt(2 * kD * dt), rho = 3 * s, qc = 1, rc = rho + kRadius + qc;
   const double spacing = 2 * rc + 1;
-  const int side = 8, n = side * side * 4;
-  const double box = std::max(spacing * side, images_edge(dt));
+  const double box = std::max(spacing * 8, images_edge(dt));
   SetupBuilder b(3, box, Boundary::periodic, dt, stream(seed, variant));
   b.s.contacts = Contacts::hard;
   const uint32_t ves = b.kind("vesicle", true, rc, qc, 0);
   const uint32_t p = b.kind("protein", false, kRadius, kRadius, kD);
-  std::vector<int64_t> cs, ps;
-  for (int m = 0; m < n; ++m) {
-    const Vec c{spacing * (0.5 + m % side), spacing * (0.5 + m / side % side),
-                spacing * (0.5 + m / (side * side))};
-    cs.push_back(b.add(ves, c));
-    ps.push_back(b.add(p, c, cs.back()));
-  }
-  Simulation sim(b.s);
-  sim.run(100);
-  const int samples = 40;
-  std::vector<Mean> inner(std::size_t(n), Mean{});
-  uint64_t leaks = 0, checked = 0;
-  double worst = -INFINITY;
-  const Vec pbox{box, box, box};
-  for (int k = 0; k < samples; ++k) {
-    sim.run(5);
-    const Frame f = by_id(sim.frame());
-    for (int m = 0; m < n; ++m) {
-      const double r =
-          std::sqrt(norm2(periodic_delta(f.position[std::size_t(ps[std::size_t(m)])],
-                                         f.position[std::size_t(cs[std::size_t(m)])], pbox)));
-      inner[std::size_t(m)].add(r < 0.5 * rho ? 1.0 : 0.0);
-      worst = std::max(worst, r - rho);
-      ++checked;
-      if (r > rho * (1 + 1e-9)) ++leaks;
-    }
-  }
-  Mean per;
-  for (const Mean& m : inner) per.add(m.mean());
-  ledger.add("large_confinement_dt" + dt_name(dt), per.mean(), 0.125, per.se(), seed);
-  ledger.invariant("large_confinement_leaks_dt" + dt_name(dt), leaks, checked, worst, seed);
+  const LumenSamples l =
+      lumen_confinement(b, ves, p, rho, spacing, box, 40, [](int) { return 5; }, 1);
+  ledger.add("large_confinement_dt" + dt_name(dt), l.plateau.mean(), 0.125, l.plateau.se(), seed);
+  ledger.invariant("large_confinement_leaks_dt" + dt_name(dt), l.leaks, l.checked, l.worst, seed);
 }
 
 // Free proteins among small immobile vesicles: no step's straight path meets a vesicle.

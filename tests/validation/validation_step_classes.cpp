@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "frames.h"
+#include "lumen_confinement.h"
 #include "membrane_cosine.h"
 #include "nestsim/model/kon_calibration.h"
 #include "nestsim/model/model.h"
@@ -106,44 +107,17 @@ void confinement(Ledger& ledger, uint64_t seed) {
   const Timer timer("class_confinement_K8", seed);
   const double dt = 0.1, D = 10, s = std::sqrt(2 * D * dt), rho = 3 * s, qc = 1;
   const double rc = rho + 2.5 + qc, spacing = 2 * rc + 4;
-  const int side = 8, n = side * side * 4;
-  const double box = spacing * side;
+  const double box = spacing * 8;
   SetupBuilder b(3, box, Boundary::periodic, dt, stream(seed, 4));
   b.s.contacts = Contacts::hard;
   const uint32_t ves = b.kind("vesicle", true, rc, qc, 1);
   b.s.kinds[ves].step = kSlow;
   const uint32_t p = b.kind("protein", false, 2.5, 2.5, D);
-  std::vector<int64_t> cs, ps;
-  for (int m = 0; m < n; ++m) {
-    const Vec c{spacing * (0.5 + m % side), spacing * (0.5 + m / side % side),
-                spacing * (0.5 + m / (side * side))};
-    cs.push_back(b.add(ves, c));
-    ps.push_back(b.add(p, c, cs.back()));
-  }
-  Simulation sim(b.s);
-  sim.run(100);
-  const int samples = 200;
-  std::vector<Mean> inner(std::size_t(n), Mean{});
-  uint64_t leaks = 0, checked = 0;
-  double worst = -INFINITY;
-  const Vec pbox{box, box, box};
-  for (int k = 0; k < samples; ++k) {
-    sim.run(k % 2 ? 1 : 4);  // samples at the slow kind's steps and between them
-    const Frame f = by_id(sim.frame());
-    for (int m = 0; m < n; ++m) {
-      const double r =
-          std::sqrt(norm2(periodic_delta(f.position[std::size_t(ps[std::size_t(m)])],
-                                         f.position[std::size_t(cs[std::size_t(m)])], pbox)));
-      if (k % 5 == 0) inner[std::size_t(m)].add(r < 0.5 * rho ? 1.0 : 0.0);
-      worst = std::max(worst, r - rho);
-      ++checked;
-      if (r > rho * (1 + 1e-9)) ++leaks;
-    }
-  }
-  Mean per;
-  for (const Mean& m : inner) per.add(m.mean());
-  ledger.add("class_confinement_K8", per.mean(), 0.125, per.se(), seed);
-  ledger.invariant("class_confinement_leaks_K8", leaks, checked, worst, seed);
+  // samples at the slow kind's steps and between them
+  const LumenSamples l = lumen_confinement(
+      b, ves, p, rho, spacing, box, 200, [](int k) { return k % 2 ? 1 : 4; }, 5);
+  ledger.add("class_confinement_K8", l.plateau.mean(), 0.125, l.plateau.se(), seed);
+  ledger.invariant("class_confinement_leaks_K8", l.leaks, l.checked, l.worst, seed);
 }
 
 // A + B -> C with one reactant of class 8 (validation_large_step_reactions.cpp's measure,
