@@ -8,7 +8,8 @@
 # CPU builds, or two CUDA builds on one GPU). Both runs of a comparison get the same
 # inputs, this checkout's models/ and examples/scenes/, and the same seed:
 #   - `nestsim run` of models/default.yaml, models/large_step.yaml (its first steps
-#     only) and models/receptor_recycling.yaml: every dataset of the two trajectories
+#     only), models/receptor_recycling.yaml and models/receptor_cycle_physiological.yaml
+#     (its first steps; hard contacts at 40 us): every dataset of the two trajectories
 #     compared (type, shape, bytes; h5py), attributes listed where they differ;
 #   - `nestsim pairs` on examples/scenes/*.csv and, when HEAD_BUILD has make_scene, on
 #     generated scenes (exponential, concentric, nested), with several option sets:
@@ -20,8 +21,8 @@
 # head runs it is reported as not compared, and is no failure.
 #
 # Environment (optional): SEED (11), STEPS_DEFAULT (3000), STEPS_LARGE (2000),
-# STEPS_RECEPTOR (3000), SCENE_N (100000, bodies of the generated exponential scenes),
-# NESTED_N (20000: at 1e5 nested vesicles `nestsim pairs` refuses a list whose upper
+# STEPS_RECEPTOR (3000), STEPS_PHYSIOLOGICAL (2000), SCENE_N (100000, bodies of the
+# generated exponential scenes), NESTED_N (20000: at 1e5 nested vesicles `nestsim pairs` refuses a list whose upper
 # bound exceeds the machine's memory), PYTHON (/usr/bin/python3, with numpy and h5py).
 # OMP_NUM_THREADS and CUDA_VISIBLE_DEVICES apply to both builds alike.
 set -u
@@ -154,7 +155,8 @@ run_both() {  # $1: label; the rest: the arguments of nestsim, with @OUT@ for th
 # Trajectories.
 for spec in "default:models/default.yaml:${STEPS_DEFAULT:-3000}" \
             "large_step:models/large_step.yaml:${STEPS_LARGE:-2000}" \
-            "receptor_recycling:models/receptor_recycling.yaml:${STEPS_RECEPTOR:-3000}"; do
+            "receptor_recycling:models/receptor_recycling.yaml:${STEPS_RECEPTOR:-3000}" \
+            "physiological:models/receptor_cycle_physiological.yaml:${STEPS_PHYSIOLOGICAL:-2000}"; do
   IFS=: read -r label model steps <<< "$spec"
   [ -f "$REPO/$model" ] || { say "run $label: $model missing in $REPO, skipped"; continue; }
   rm -f "$OUTDIR"/{base,head}/"$label".h5

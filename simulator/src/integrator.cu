@@ -44,7 +44,7 @@ SlotView corrector_view(const SlotView& v, BodyState& state) {
 void accept_moves(const SlotView& v) {
   for_each_slot(v.n, AcceptParent{v});
   for_each_index(v.sib_count, AcceptSibling{v});
-  if (v.contacts == uint8_t(model::Contacts::hard)) for_each_slot(v.n, AcceptContact{v});
+  if (v.contacts == uint8_t(model::Contacts::hard)) for_each_index(v.nbr_count, AcceptContact{v});
   for_each_slot(v.n, AcceptApply{v});
 }
 

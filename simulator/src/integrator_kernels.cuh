@@ -139,8 +139,10 @@ struct Predict {
 //   AcceptSibling  one thread per sibling entry (i, j): (B) against j's old and proposed
 //                  position; a failure stores reject[i] = 1 (every writer stores the same
 //                  value, so the result is the logical OR whatever the order);
-//   AcceptContact  hard contacts only, one thread per body over its list row: the soft
-//                  pairs excluded (below); stores reject = 1 like AcceptSibling;
+//   AcceptContact  hard contacts only, one thread per list entry (i, j): the soft pairs
+//                  excluded (below); stores reject = 1 like AcceptSibling (one thread
+//                  per body over its row spent 2.2 ms a step where a cell's row held
+//                  every body, docs/performance.md, "Hard contacts per list entry");
 //   AcceptApply    one thread per body: the accepted own move (zero if rejected).
 // Bound bodies pass (A) and (B): their membrane's tests cover them (AcceptContact may
 // reject them).
@@ -210,7 +212,7 @@ struct AcceptSibling {
   }
 };
 
-// Hard contacts (Contacts::hard): one thread per body i over its list row. For each pair
+// Hard contacts (Contacts::hard): one thread per list entry (i, j). For each pair
 // (i, j) that soft contacts would act on (force_kernels.cuh; two species, or a bound
 // species and a compartment other than its own) and whose kinds are not exempt, the
 // bodies whose own moves change the pair's separation are the "movers": each body and
@@ -285,40 +287,37 @@ struct AcceptContact {
     const double need = v.radius[i] + v.radius[j];
     return d2 < need * need;
   }
-  NESTSIM_HD void operator()(uint32_t i) const {
-    if (v.empty(i)) return;
-    for (uint64_t e = v.nbr_offsets[i]; e < v.nbr_offsets[i + 1]; ++e) {
-      const uint32_t j = v.nbrs[e];
-      if (j == i || v.empty(j) || !excludes(i, j)) continue;
-      const int32_t frame = shared_frame(i, j);
-      int32_t mi[kContactMovers], mj[kContactMovers];
-      const int ni = movers(i, frame, mi), nj = movers(j, frame, mj);
-      if (ni > kContactMovers || nj > kContactMovers) continue;
-      double d0[3] = {0, 0, 0};
-      v.delta(v.x, i, j, d0);
-      // Most listed pairs (the skin's) are further apart than their moves can close.
-      const bool nested =
-          (v.compartment[j] && v.contains(j, i)) || (v.compartment[i] && v.contains(i, j));
-      if (!nested) {
-        double reach = v.radius[i] + v.radius[j];
-        for (int a = 0; a < ni; ++a) reach += length(mi[a]);
-        for (int b = 0; b < nj; ++b) reach += length(mj[b]);
-        if (v.norm2(d0) > reach * reach) continue;
-      }
-      bool conflict = false;
-      const unsigned combos = 1u << (ni + nj);
-      for (unsigned s = 1; s < combos && !conflict; ++s) {
-        double d[3] = {d0[0], d0[1], d0[2]};
-        for (int a = 0; a < ni; ++a)
-          if (s & (1u << a)) NESTSIM_AXES(k, v.dim) d[k] += v.move[k][mi[a]];
-        for (int b = 0; b < nj; ++b)
-          if (s & (1u << (ni + b))) NESTSIM_AXES(k, v.dim) d[k] -= v.move[k][mj[b]];
-        conflict = overlap(i, j, d);
-      }
-      if (!conflict) continue;
-      for (int a = 0; a < ni; ++a) v.reject[mi[a]] = 1;
-      for (int b = 0; b < nj; ++b) v.reject[mj[b]] = 1;
+  NESTSIM_HD void operator()(uint64_t e) const {
+    const uint32_t i = v.nbr_rows[e], j = v.nbrs[e];
+    if (j == i || v.empty(i) || v.empty(j) || !excludes(i, j)) return;
+    const int32_t frame = shared_frame(i, j);
+    int32_t mi[kContactMovers], mj[kContactMovers];
+    const int ni = movers(i, frame, mi), nj = movers(j, frame, mj);
+    if (ni > kContactMovers || nj > kContactMovers) return;
+    double d0[3] = {0, 0, 0};
+    v.delta(v.x, i, j, d0);
+    // Most listed pairs (the skin's) are further apart than their moves can close.
+    const bool nested =
+        (v.compartment[j] && v.contains(j, i)) || (v.compartment[i] && v.contains(i, j));
+    if (!nested) {
+      double reach = v.radius[i] + v.radius[j];
+      for (int a = 0; a < ni; ++a) reach += length(mi[a]);
+      for (int b = 0; b < nj; ++b) reach += length(mj[b]);
+      if (v.norm2(d0) > reach * reach) return;
     }
+    bool conflict = false;
+    const unsigned combos = 1u << (ni + nj);
+    for (unsigned s = 1; s < combos && !conflict; ++s) {
+      double d[3] = {d0[0], d0[1], d0[2]};
+      for (int a = 0; a < ni; ++a)
+        if (s & (1u << a)) NESTSIM_AXES(k, v.dim) d[k] += v.move[k][mi[a]];
+      for (int b = 0; b < nj; ++b)
+        if (s & (1u << (ni + b))) NESTSIM_AXES(k, v.dim) d[k] -= v.move[k][mj[b]];
+      conflict = overlap(i, j, d);
+    }
+    if (!conflict) return;
+    for (int a = 0; a < ni; ++a) v.reject[mi[a]] = 1;
+    for (int b = 0; b < nj; ++b) v.reject[mj[b]] = 1;
   }
 };
 

@@ -216,6 +216,8 @@ void NeighbourLists::attach(SlotView& v) {
   for (int k = 0; k < 3; ++k) v.x_built[k] = raw(x_built_[k]);
   v.nbr_offsets = raw(nbr_offsets_);
   v.nbrs = raw(nbrs_);
+  v.nbr_rows = raw(nbr_row_);
+  v.nbr_count = entries_;
   v.sib_rows = raw(sib_rows_);
   v.sibs = raw(sibs_);
   v.sib_count = sib_count_;

@@ -41,6 +41,8 @@ struct SlotView {
   uint32_t* rejections = nullptr;
   const uint64_t* nbr_offsets = nullptr;
   const uint32_t* nbrs = nullptr;
+  const uint32_t* nbr_rows = nullptr;  // the row (body) of each entry of nbrs
+  uint64_t nbr_count = 0;              // entries of nbrs (2 per pair)
   // The entries of the lists that Accept needs (MarkSibling), compacted at each build.
   const uint32_t* sib_rows = nullptr;  // the row (body) of each compacted entry
   const uint32_t* sibs = nullptr;
