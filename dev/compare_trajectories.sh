@@ -22,8 +22,9 @@
 #
 # Environment (optional): SEED (11), STEPS_DEFAULT (3000), STEPS_LARGE (2000),
 # STEPS_RECEPTOR (3000), STEPS_PHYSIOLOGICAL (2000), SCENE_N (100000, bodies of the
-# generated exponential scenes), NESTED_N (20000: at 1e5 nested vesicles `nestsim pairs` refuses a list whose upper
-# bound exceeds the machine's memory), PYTHON (/usr/bin/python3, with numpy and h5py).
+# generated exponential scenes), NESTED_N (20000: at 1e5 nested vesicles `nestsim pairs`
+# refuses a list whose upper bound exceeds the machine's memory), PYTHON
+# (/usr/bin/python3, with numpy and h5py).
 # OMP_NUM_THREADS and CUDA_VISIBLE_DEVICES apply to both builds alike.
 set -u
 if [ $# -ne 3 ]; then
