@@ -1,10 +1,9 @@
 // The reactions of a model file as read: rules as text ("A + B -> C on K") and rates
 // with units. Their checks against the kinds and the run are in reaction_checks.cpp.
-#include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 

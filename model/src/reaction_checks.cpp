@@ -2,6 +2,7 @@
 // forms the engine supports, and kon and koff against the run's dt
 // (nestsim/model/kon_calibration.h).
 #include <cmath>
+#include <exception>
 #include <sstream>
 #include <string>
 #include <vector>
