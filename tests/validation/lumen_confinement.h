@@ -15,15 +15,19 @@
 
 namespace nestsim::validation {
 
+// Vesicles along each of the lattice's first two axes (4 along the third): a caller sizes
+// its box from it.
+constexpr int kLumenSide = 8;
+
 struct LumenSamples {
-  Mean plateau;             // per vesicle, the fraction of samples within rho / 2
-  uint64_t leaks = 0;       // distances beyond rho
-  uint64_t checked = 0;     // distances sampled
-  double worst = -INFINITY; // the largest distance minus rho
+  Mean plateau;              // per vesicle, the fraction of samples within rho / 2
+  uint64_t leaks = 0;        // distances beyond rho
+  uint64_t checked = 0;      // distances sampled
+  double worst = -INFINITY;  // the largest distance minus rho
 };
 
 // The caller's builder b holds the kinds `vesicle` (a compartment whose lumen has radius
-// rho) and `protein`; the vesicles go on an 8 x 8 x 4 lattice `spacing` apart in a
+// rho) and `protein`; the vesicles go on a kLumenSide^2 x 4 lattice `spacing` apart in a
 // periodic box of edge `box`, a protein at each centre. After 100 steps of warm-up,
 // `samples` samples, steps_before(k) steps before sample k; the plateau counts every
 // `plateau_every`-th sample, the leaks every sample.
@@ -31,7 +35,7 @@ inline LumenSamples lumen_confinement(nestsim::testing::SetupBuilder& b, uint32_
                                       uint32_t protein, double rho, double spacing, double box,
                                       int samples, const std::function<int(int)>& steps_before,
                                       int plateau_every) {
-  const int side = 8, n = side * side * 4;
+  const int side = kLumenSide, n = side * side * 4;
   std::vector<int64_t> cs, ps;
   for (int m = 0; m < n; ++m) {
     const Vec c{spacing * (0.5 + m % side), spacing * (0.5 + m / side % side),

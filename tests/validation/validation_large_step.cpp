@@ -120,7 +120,7 @@ void confinement(Ledger& ledger, double dt, uint64_t seed, uint64_t variant) {
   const Timer timer("large_confinement_dt" + dt_name(dt), seed);
   const double s = std::sqrt(2 * kD * dt), rho = 3 * s, qc = 1, rc = rho + kRadius + qc;
   const double spacing = 2 * rc + 1;
-  const double box = std::max(spacing * 8, images_edge(dt));
+  const double box = std::max(spacing * kLumenSide, images_edge(dt));
   SetupBuilder b(3, box, Boundary::periodic, dt, stream(seed, variant));
   b.s.contacts = Contacts::hard;
   const uint32_t ves = b.kind("vesicle", true, rc, qc, 0);

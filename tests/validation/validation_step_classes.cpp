@@ -107,7 +107,7 @@ void confinement(Ledger& ledger, uint64_t seed) {
   const Timer timer("class_confinement_K8", seed);
   const double dt = 0.1, D = 10, s = std::sqrt(2 * D * dt), rho = 3 * s, qc = 1;
   const double rc = rho + 2.5 + qc, spacing = 2 * rc + 4;
-  const double box = spacing * 8;
+  const double box = spacing * kLumenSide;
   SetupBuilder b(3, box, Boundary::periodic, dt, stream(seed, 4));
   b.s.contacts = Contacts::hard;
   const uint32_t ves = b.kind("vesicle", true, rc, qc, 1);
