@@ -12,9 +12,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "commands/commands.h"
+#include "ensemble/ensemble_lock.h"
 #include "ensemble/ensemble_schedule.h"
 #include "ensemble/ensemble_store.h"
 
@@ -252,11 +254,13 @@ int ensemble_main(const EnsembleArgs& a, int rank, int ranks) {
   EnsembleSpec spec = a.spec;
   int ok = 1;
   std::vector<uint64_t> pending;
+  std::optional<EnsembleLock> index_lock;  // rank 0's, to its end: ensemble.h5 is its alone
   try {
     const model::Model model = load_model_with_sets(spec.model_path, spec.sets);
     spec.base_seed = model.seed;
     if (rank == 0) {
       make_dirs(a.dir);
+      index_lock.emplace(EnsembleLock::index(a.dir));
       prepare_index(a.dir, spec, model);
       const std::vector<bool> done = completed_members(a.dir, spec);
       for (uint64_t m = 0; m < spec.members(); ++m)
@@ -280,7 +284,7 @@ int ensemble_main(const EnsembleArgs& a, int rank, int ranks) {
                plan.threads);
   auto job = [&](uint64_t m) {
     return MemberJob{m, spec.model_path, spec.member_sets(m), spec.member_seed(m), spec.steps,
-                     member_file(a.dir, m, spec.members())};
+                     member_file(a.dir, m, spec.members()), a.dir};
   };
   if (rank != 0) {
     serve_rank0(job, plan, g_ensemble_stop);

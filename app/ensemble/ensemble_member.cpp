@@ -8,6 +8,7 @@
 #include <new>
 #include <sys/stat.h>
 
+#include "ensemble/ensemble_lock.h"
 #include "nestsim/io/h5md.h"
 #include "nestsim/model/placement.h"
 #include "nestsim/io/repair.h"
@@ -104,6 +105,7 @@ MemberOutcome run_member(const MemberJob& job, const std::atomic<int>& stop) {
   const auto start = std::chrono::steady_clock::now();
   MemberOutcome outcome;
   try {
+    const EnsembleLock lock = EnsembleLock::member(job.dir, job.index, job.out);
     model::Model model = load_model_with_sets(job.model_path, job.sets);
     model.seed = job.seed;
     if (job.steps) model.steps = *job.steps;

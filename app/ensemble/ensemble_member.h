@@ -19,6 +19,7 @@ struct MemberJob {
   uint64_t seed = 0;
   std::optional<uint64_t> steps;
   std::string out;  // DIR/members/NNNN.h5
+  std::string dir;  // DIR
 };
 
 enum class MemberStatus { done, failed, stopped };
@@ -34,7 +35,9 @@ struct MemberOutcome {
 // model the engine refuses, out of memory, a full disk) is the outcome's message. An
 // existing trajectory of the same member (same model text and seed) is continued from
 // its last complete frame, bitwise; one that cannot be read, or belongs to another
-// model, is replaced. `stop` (Ctrl-C, SIGTERM) ends the run after the next frame.
+// model, is replaced. `stop` (Ctrl-C, SIGTERM) ends the run after the next frame. The
+// member's lock (ensemble_lock.h) is held throughout: while another process still writes
+// the same member, this one waits for it and touches nothing.
 MemberOutcome run_member(const MemberJob& job, const std::atomic<int>& stop);
 
 }  // namespace nestsim::app

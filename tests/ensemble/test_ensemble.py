@@ -14,6 +14,10 @@ usage: test_ensemble.py NESTSIM SOURCE_DIR [TEST...]
                 completes the ensemble, the killed member resumed from its last frame,
                 every trajectory bitwise that of the member run alone
   reader        ensemble.h5 read while the ensemble runs; every member recorded
+  busy          a second `nestsim ensemble` into a directory another one is writing
+                waits for it and runs nothing again; a member whose lock another
+                process holds (a rank that outlives its mpirun) is left alone until the
+                lock goes; every trajectory bitwise that of the member run alone
   decay         A -> 0 at rate k, 200 bodies, 24 replicas, two base seeds: at every
                 frame the ensemble mean count is within 4 standard errors of
                 N0 exp(-k t) (each body survives independently: binomial variance)
@@ -22,6 +26,7 @@ The reference is independent of the ensemble: `nestsim run` of each member's
 parameters, and the exact survival probability of a first-order decay (the engine fires
 with probability 1 - exp(-k dt) per step, so exp(-k t) holds at every step).
 """
+import fcntl
 import math
 import os
 import re
@@ -275,7 +280,71 @@ def test_reader(tmp):
     print(f"reader: ok (read {seen} members while running)")
 
 
-TESTS = {"reader": test_reader, "set_flag": test_set_flag, "mpi_scan": test_mpi_scan, "killed_rank": test_killed_rank,
+def wait_for(what, deadline, job):
+    while time.time() < deadline and job.poll() is None:
+        if what():
+            return True
+        time.sleep(0.05)
+    return what()
+
+
+def test_busy(tmp):
+    # Two ensembles into one directory: the second waits for the first, then finds
+    # every member done. 3 members of 6,000 steps (~1-4 s each): the first is still
+    # running when the second starts.
+    d = os.path.join(tmp, "twice")
+    args = [NESTSIM, "ensemble", DECAY, "-o", d, "--steps", "6000", "--replicas", "3",
+            "--set", "reactions.decay.rate=0.01", "--threads", "1", "--jobs", "1"]
+    first = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=ENV)
+    check(wait_for(lambda: frames_in(os.path.join(d, "members", "0000.h5")) >= 3,
+                   time.time() + 120, first) and first.poll() is None,
+          "the first ensemble ended before a second could meet it")
+    second = run(args)
+    out1, err1 = first.communicate(timeout=300)
+    check(first.returncode == 0, f"first ensemble: exit {first.returncode}\n{out1}\n{err1}")
+    check("ensemble.h5 is in use by another process" in second.stderr,
+          "the second ensemble did not wait for the first:\n" + second.stderr)
+    check("0 to run" in second.stdout and "3 of 3 members done" in second.stdout,
+          "the second ensemble ran members again:\n" + second.stdout)
+    m = members(d)
+    check(sorted(m) == [0, 1, 2] and all(m[i]["status"] == "done" for i in m), f"recorded: {m}")
+    for i in m:
+        same, diff = h5_same(os.path.join(d, "members", f"{i:04d}.h5"),
+                             rerun_alone(m[i]["command"], tmp, tmp))
+        check(same, f"member {i} differs from its run alone:\n{diff}")
+
+    # A member locked by another process (as a rank that outlives its mpirun holds it):
+    # not touched while the lock is held, run once it goes.
+    d = os.path.join(tmp, "held")
+    os.makedirs(os.path.join(d, "members"))
+    lock = os.open(os.path.join(d, "members", ".lock"), os.O_RDWR | os.O_CREAT)
+    fcntl.lockf(lock, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 1)  # byte 1 + 0: member 0
+    args = [NESTSIM, "ensemble", DECAY, "-o", d, "--steps", "2000", "--replicas", "2",
+            "--threads", "1", "--jobs", "1"]
+    job = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=ENV)
+    member0, member1 = (os.path.join(d, "members", f"000{i}.h5") for i in (0, 1))
+    # The slot waits on member 0; nothing of it is written meanwhile.
+    time.sleep(2)
+    check(job.poll() is None, "the ensemble ended while member 0 was locked by another process")
+    check(not os.path.exists(member0), "member 0 written while another process held its lock")
+    os.close(lock)  # the holder ends
+    out, err = job.communicate(timeout=300)
+    check(job.returncode == 0, f"exit {job.returncode}\n{out}\n{err}")
+    check(f"{member0} is in use by another process" in err,
+          "no word of the member held by another process:\n" + err)
+    m = members(d)
+    check(sorted(m) == [0, 1] and all(m[i]["status"] == "done" for i in m), f"recorded: {m}")
+    for i in m:
+        same, diff = h5_same(os.path.join(d, "members", f"{i:04d}.h5"),
+                             rerun_alone(m[i]["command"], tmp, tmp))
+        check(same, f"member {i} differs from its run alone:\n{diff}")
+    check(os.path.exists(member1), "member 1 not written")
+    print("busy: ok")
+
+
+TESTS = {"reader": test_reader, "busy": test_busy, "set_flag": test_set_flag, "mpi_scan": test_mpi_scan, "killed_rank": test_killed_rank,
          "decay": test_decay}
 
 if __name__ == "__main__":
