@@ -57,8 +57,9 @@ const char* const kEnsembleHelp =
     "mod GPUs), or on its cores; rank 0 hands out members as ranks ask and writes\n"
     "ensemble.h5. A member that fails is recorded with its message; the others go on.\n"
     "The same command again skips finished members and resumes the others from their\n"
-    "last frame. Ctrl-C or SIGTERM stops every member at its next frame. Exit code 0\n"
-    "when every member is done, 1 when one failed, 2 for bad input.\n";
+    "last frame; while another process still writes into DIR (a stopped run ending), it\n"
+    "waits for it, up to 60 s. Ctrl-C or SIGTERM stops every member at its next frame.\n"
+    "Exit code 0 when every member is done, 1 when one failed, 2 for bad input.\n";
 
 namespace {
 
