@@ -32,8 +32,6 @@ int try_lock(int fd, uint64_t byte) {
 
 }  // namespace
 
-std::string ensemble_lock_file(const std::string& dir) { return dir + "/members/.lock"; }
-
 EnsembleLock EnsembleLock::index(const std::string& dir) {
   return EnsembleLock(dir, 0, dir + "/ensemble.h5");
 }
@@ -44,7 +42,7 @@ EnsembleLock EnsembleLock::member(const std::string& dir, uint64_t member,
 }
 
 EnsembleLock::EnsembleLock(const std::string& dir, uint64_t byte, const std::string& what) {
-  const std::string path = ensemble_lock_file(dir);
+  const std::string path = dir + "/members/.lock";
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (fd_ < 0) {
     // A directory this process cannot write: the ensemble's own writes fail there and
@@ -87,14 +85,6 @@ EnsembleLock::EnsembleLock(const std::string& dir, uint64_t byte, const std::str
 }
 
 EnsembleLock::EnsembleLock(EnsembleLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-
-EnsembleLock& EnsembleLock::operator=(EnsembleLock&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = std::exchange(other.fd_, -1);
-  }
-  return *this;
-}
 
 EnsembleLock::~EnsembleLock() {
   if (fd_ >= 0) ::close(fd_);  // closing the description releases its lock

@@ -19,26 +19,21 @@ inline constexpr std::chrono::seconds kEnsembleLockWait{60};
 
 class EnsembleLock {
  public:
-  // The lock of ensemble.h5 (`member` empty) or of member `member` in the ensemble
-  // directory `dir`. Waits while another process holds it, saying so once on stderr;
-  // throws std::runtime_error naming `what` when it is still held after
+  // The lock of the ensemble directory `dir`'s ensemble.h5, or of its member `member`
+  // (whose trajectory `what` names). Waits while another process holds it, saying so
+  // once on stderr; throws std::runtime_error naming the file when it is still held after
   // kEnsembleLockWait. On a file system without byte-range locks it holds nothing and
   // says so once.
   static EnsembleLock index(const std::string& dir);
   static EnsembleLock member(const std::string& dir, uint64_t member, const std::string& what);
 
-  EnsembleLock(EnsembleLock&& other) noexcept;
-  EnsembleLock& operator=(EnsembleLock&& other) noexcept;
-  EnsembleLock(const EnsembleLock&) = delete;
-  EnsembleLock& operator=(const EnsembleLock&) = delete;
+  EnsembleLock(EnsembleLock&& other) noexcept;  // for std::optional's emplace
+  EnsembleLock& operator=(EnsembleLock&&) = delete;
   ~EnsembleLock();
 
  private:
   EnsembleLock(const std::string& dir, uint64_t byte, const std::string& what);
   int fd_ = -1;
 };
-
-// DIR/members/.lock.
-std::string ensemble_lock_file(const std::string& dir);
 
 }  // namespace nestsim::app
