@@ -16,8 +16,13 @@ namespace nestsim::detail {
 // I <= J, every thread reading the same column at once (a broadcast); diagonal tiles
 // test only t > row. Block k -> tile pair (I, J) by the gpu-mapping-function seed's
 // square-root mapping (pair_mapping.h) over tiles + 1 indices, J = b - 1. Pairs through
-// the fused sink (pair_sink.cuh, run_pair_step).
+// the fused sink (pair_sink.cuh, run_pair_step). Tiles of kTile = 128 columns, or of
+// kSmallTile = 32 where 128-wide tiles would give fewer than kSmallTileBlocks blocks: at
+// ~1e3 bodies (the simulator's per-step list build of a small model) 55 blocks of 128
+// threads leave most SMs idle and each thread tests 128 columns in a row.
 constexpr uint32_t kTile = 128;
+constexpr uint32_t kSmallTile = 32;
+constexpr uint64_t kSmallTileBlocks = 512;
 
 template <class Real, int Dim>
 struct TileRow {
@@ -36,17 +41,17 @@ struct TileRow {
   }
 };
 
-template <class Real, int Dim>
-__global__ void __launch_bounds__(kTile)
+template <class Real, int Dim, uint32_t Tile>
+__global__ void __launch_bounds__(Tile)
     all_pairs_tiles_kernel(BodyArrays<Real> bodies, Space<Real> space, uint32_t n, uint32_t tiles,
                            uint64_t tile_pairs, PairSink sink) {
-  __shared__ detail::PackedBody<Real> column[kTile];
-  __shared__ Real column_q[kTile];
+  __shared__ detail::PackedBody<Real> column[Tile];
+  __shared__ Real column_q[Tile];
   for (uint64_t k = blockIdx.x; k < tile_pairs; k += gridDim.x) {
     uint32_t I = 0, J = 0;
     pair_from_index(k, tiles + 1, I, J);
     --J;
-    const uint32_t c = J * kTile + threadIdx.x;
+    const uint32_t c = J * Tile + threadIdx.x;
     __syncthreads();  // the previous tile is read
     if (c < n) {
       Real pc[3] = {0, 0, 0};
@@ -55,28 +60,39 @@ __global__ void __launch_bounds__(kTile)
       column_q[threadIdx.x] = bodies.thickness[c];
     }
     __syncthreads();
-    const uint32_t i = I * kTile + threadIdx.x;
+    const uint32_t i = I * Tile + threadIdx.x;
     if (i >= n) continue;
     TileRow<Real, Dim> row{column, column_q, space, {0, 0, 0}, bodies.radius[i],
-                           bodies.thickness[i], i, J * kTile, I == J ? threadIdx.x + 1 : 0,
-                           n - J * kTile < kTile ? n - J * kTile : kTile};
+                           bodies.thickness[i], i, J * Tile, I == J ? threadIdx.x + 1 : 0,
+                           n - J * Tile < Tile ? n - J * Tile : Tile};
     bodies.load(i, Dim, row.p);
     detail::run_pair_step<false>(row, 0u, sink);
   }
 }
 
+template <class Real, int Dim, uint32_t Tile>
+void launch_all_pairs_tiles(const BodyArrays<Real>& bodies, const Space<Real>& space, uint32_t n,
+                            const PairSink& sink) {
+  const uint32_t tiles = (n + Tile - 1) / Tile;
+  const uint64_t tile_pairs = uint64_t(tiles) * (tiles + 1) / 2;
+  const uint32_t blocks = uint32_t(std::min<uint64_t>(tile_pairs, uint64_t(1) << 30));
+  all_pairs_tiles_kernel<Real, Dim, Tile><<<blocks, Tile>>>(bodies, space, n, tiles, tile_pairs,
+                                                             sink);
+  NESTSIM_CUDA_CHECK(cudaGetLastError());
+}
+
 template <class Real, int Dim>
 void all_pairs_tiles(const BodyArrays<Real>& bodies, const Space<Real>& space, uint32_t n,
                      unsigned long long* total, uint64_t* out, uint64_t capacity) {
-  const uint32_t tiles = (n + kTile - 1) / kTile;
-  const uint64_t tile_pairs = uint64_t(tiles) * (tiles + 1) / 2;
   PairSink sink;
   sink.out = out;
   sink.total = total;
   sink.capacity = capacity;
-  const uint32_t blocks = uint32_t(std::min<uint64_t>(tile_pairs, uint64_t(1) << 30));
-  all_pairs_tiles_kernel<Real, Dim><<<blocks, kTile>>>(bodies, space, n, tiles, tile_pairs, sink);
-  NESTSIM_CUDA_CHECK(cudaGetLastError());
+  const uint64_t tiles = (uint64_t(n) + kTile - 1) / kTile;
+  if (tiles * (tiles + 1) / 2 < kSmallTileBlocks)
+    launch_all_pairs_tiles<Real, Dim, kSmallTile>(bodies, space, n, sink);
+  else
+    launch_all_pairs_tiles<Real, Dim, kTile>(bodies, space, n, sink);
 }
 #endif
 
