@@ -149,9 +149,9 @@ struct SetAnchor {
 };
 
 // The spread reduction: count and widths summed of each cell's members' intervals about
-// their anchors, per anchor its members' count and starts' range, and the count and
-// radii summed of the members that do not surround their anchor (the small part's fine
-// cells are sized by their mean).
+// their anchors, per anchor the count and starts' range of its members that surround it
+// (those searched by their intervals), and the count and radii summed of the members
+// that do not (the small part, searched in fine cells sized by their mean).
 struct Spread {
   uint32_t count;
   double width;
@@ -185,9 +185,10 @@ struct SpreadOf {
     const Real r = s.load(t, x);
     const Anchored b = best_anchor(space, x, r, s.thickness(t), c, c.anchors);
     out.width = b.k.hi - b.k.lo;
-    if (b.k.hi >= 2.0 * double(r)) {
+    if (b.k.hi >= 2.0 * double(r)) {  // searched in the fine grid, not by its interval
       out.small = 1;
       out.small_radii = double(r);
+      return out;
     }
     out.n[b.anchor] = 1;
     out.lo_min[b.anchor] = out.lo_max[b.anchor] = float(b.k.lo < FLT_MAX ? b.k.lo : FLT_MAX);
@@ -215,8 +216,12 @@ struct MergeSpread {
 // (twice the cap, kShellWide mean widths, over the spread of that anchor's starts),
 // summed over the anchors weighted by their members, are at most max_overlap of the
 // cell: sum_a n_a^2 min(1, 2 cap / spread_a) <= max_overlap n^2 (with one anchor:
-// 2 cap <= max_overlap spread). Walkers from other anchors' compartments, which skip
-// most anchors whole, are not counted. A shell cell's fine cells: fine_width mean
+// 2 cap <= max_overlap spread). n_a and the spreads count only the members searched by
+// their intervals: the small ones (SpreadOf) are searched in the fine grid, where a
+// walker keeps its own fine cells, not a slab of the cloud (counted, a lysosome's ILVs
+// about their lysosome would leave its cell ordinary, every ILV testing every other:
+// docs/performance.md, "Small members out of the shell-cell criterion"). Walkers from
+// other anchors' compartments, which skip most anchors whole, are not counted. A shell cell's fine cells: fine_width mean
 // diameters of its small members plus half the walks' slack (which widens every window:
 // with float coordinates of 1e5 it is several diameters), at least the cell's widest
 // axis / 2^kFineMinCells.
