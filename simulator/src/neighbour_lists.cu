@@ -55,11 +55,6 @@ double default_skin(const model::Setup& setup) {
   return std::min(skin, 8.0 * rmin);
 }
 
-// Per-step lists (default_skin 0) built before the step's moves are known (the start of
-// a run, after events) give each body this many lengths sqrt(2 D dt) of its own: a step
-// of ~1e4 bodies stays within it, mostly, and the lists need no second build.
-constexpr double kStepMargin = 4.5;
-
 // The automatic margins' floor, in lengths of the fastest kind's sqrt(2 D dt): resting
 // bodies (D 0, no moving carrier) keep a margin that the excess of StepBound can
 // approach, for outrun_likely to see it coming.
@@ -119,8 +114,10 @@ device::SphereView<double> NeighbourLists::list_bodies(BodyState& s, bool margin
   if (margins) {
     if (per_step_) {
       // The step's own moves when they are known (the lists hold for this step only),
-      // else a step's likely reach.
-      l.scale = move_pad && moves ? 0.0 : kStepMargin;
+      // else none: lists at rest (the start of a run, after events) hold the pairs at
+      // the current positions, which the forces there need; every step's moves are
+      // listed by keep_valid's build for them.
+      l.scale = 0.0;
       l.root_2dt = root_2dt_;
     } else if (auto_skin()) {
       // skin_ is the pair skin of the fastest kind's bodies (twice their margin).
@@ -284,6 +281,13 @@ int NeighbourLists::rebuild_if_outrun(int count, BodyState& state, const SlotVie
 
 void NeighbourLists::rebuild_after_events(BodyState& state, SlotView v, uint64_t step,
                                           PhaseTimes& times) {
+  if (per_step_ && !(constants_.repulsion > 0)) {
+    // Per-step lists without soft forces: nothing reads the lists before keep_valid
+    // builds them for the step's moves (the forces are zero, the moves are proposed
+    // without pairs), so lists at rest would be built for nothing. At scale an event
+    // happens at nearly every step somewhere.
+    return;
+  }
   rebuild(event_skin(step), state, v, step, times, false);
 }
 

@@ -34,7 +34,8 @@ class NeighbourLists {
   // Lists at the current positions with the default skin (the start of a run).
   void build(BodyState& state, SlotView v, uint64_t step, PhaseTimes& times);
   // Lists at the current positions after events changed bodies: the skin adapts to how
-  // long lists live (event_skin).
+  // long lists live (event_skin). Per-step lists without soft forces are left for
+  // keep_valid to build for the step's moves (nothing reads them before).
   void rebuild_after_events(BodyState& state, SlotView v, uint64_t step, PhaseTimes& times);
   // Rebuilds the lists at the current positions when the proposed moves (v.move) could
   // take a body more than half the skin from where they were built. Returns true when
@@ -54,6 +55,7 @@ class NeighbourLists {
   // check its first proposal at once rather than compute on lists about to be rebuilt.
   // Once a step.
   bool outrun_likely() {
+    if (per_step_) return true;  // lists for one step's moves (or none): the next outrun them
     const double drift = std::max(0.0, last_excess_ - guessed_excess_);
     guessed_excess_ = last_excess_;
     return last_excess_ + 2 * drift > 0;
