@@ -188,7 +188,7 @@ uint64_t PairFinder<Real>::pair_count() const {
 template <class Real>
 void PairFinder<Real>::neighbour_lists(uint32_t n, thrust::device_vector<uint64_t>& offsets,
                                       thrust::device_vector<uint32_t>& neighbours,
-                                      thrust::device_vector<uint32_t>* rows) const {
+                                      thrust::device_vector<uint32_t>* rows, bool exact) const {
   State& s = *state_;
   const uint64_t p = s.pair_count;
   detail::Range range("broadphase/neighbour lists");
@@ -200,8 +200,10 @@ void PairFinder<Real>::neighbour_lists(uint32_t n, thrust::device_vector<uint64_
       p > 0 ? s.sort_packed(raw(s.both), raw(s.both_alt), 2 * p, 2 * b) : raw(s.both);
   detail::resize_discard(offsets, std::size_t(n) + 1);
   thrust::fill_n(detail::nosync(), offsets.begin(), std::size_t(n) + 1, uint64_t(0));
-  detail::resize_discard(neighbours, 2 * p);
-  if (rows) detail::resize_discard(*rows, 2 * p);
+  const auto size = exact ? detail::resize_discard<thrust::device_vector<uint32_t>>
+                          : detail::grow_discard<thrust::device_vector<uint32_t>>;
+  size(neighbours, 2 * p);
+  if (rows) size(*rows, 2 * p);
   for_each_index(2 * p, pair_keys::SplitRows{sorted, 2 * p, b, n, raw(offsets),
                                              raw(neighbours), rows ? raw(*rows) : nullptr});
   thrust::inclusive_scan(detail::policy(s.alloc), offsets.begin(), offsets.end(), offsets.begin(),

@@ -25,6 +25,9 @@ class Forces {
   void fit(const NeighbourLists& lists, uint32_t used);
 
   nestsim::detail::CachingAllocator& alloc_;
+  // The force arrays last filled with zeros, and their slots [0, zeroed_used_).
+  const double* zeroed_[3] = {nullptr, nullptr, nullptr};
+  uint32_t zeroed_used_ = 0;
   // The interacting entries in a compacted CSR, and the chunks of its long rows.
   thrust::device_vector<uint32_t> nbrs_;
   thrust::device_vector<uint64_t> offsets_, chunk_offsets_;

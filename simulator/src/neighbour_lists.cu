@@ -155,17 +155,19 @@ void NeighbourLists::rebuild(double wanted_skin, BodyState& state, SlotView v, u
   const uint32_t used = state.used;
   finder_->find(list_bodies(state, true, move_pad, &v));
   // The rows and the row of each entry (nbr_row), from the lists' sorted keys.
-  finder_->neighbour_lists(used, nbr_offsets_, nbrs_, &nbr_row_);
+  finder_->neighbour_lists(used, nbr_offsets_, nbrs_, &nbr_row_, false);
   if (nbrs_.empty()) nbrs_.resize(1);  // a valid pointer for an empty list
   for (int k = 0; k < 3; ++k) x_built_[k] = state.x[k];
   // Buffers for the compactions, sized once per build (none in the step loop). Every
   // pair's two bodies are below `used`: each pair gives two entries.
   entries_ = 2 * finder_->pair_count();
-  // Exact sizes (nestsim::detail::resize_discard): at 1e8 bodies these buffers are tens
-  // of GB, and thrust's resize may double a growing one.
-  nbr_row_.resize(std::size_t(std::max<uint64_t>(entries_, 1)));  // one when there are none
-  nestsim::detail::resize_discard(mark_, std::size_t(entries_) + 1);
-  nestsim::detail::resize_discard(kept_, std::size_t(entries_) + 1);
+  // Grown, never shrunk (nestsim::detail::grow_discard: at most 1/8 more than the
+  // entries, 4M at most, since at 1e8 bodies these buffers are tens of GB): per-step
+  // lists vary in length from step to step, and each growth of a thrust vector is a
+  // fill and a wait.
+  nestsim::detail::grow_discard(nbr_row_, std::size_t(std::max<uint64_t>(entries_, 1)));
+  nestsim::detail::grow_discard(mark_, std::size_t(entries_) + 1);
+  nestsim::detail::grow_discard(kept_, std::size_t(entries_) + 1);
   attach(v);
   for_each_index(entries_, MarkSibling{v, raw(nbr_row_), raw(mark_)});
   // The sibling entries (a compartment and a body of the same parent) are few: their
@@ -203,8 +205,8 @@ uint64_t NeighbourLists::compact_sized(uint32_t used, thrust::device_vector<uint
   scan_marks();
   const uint64_t kept = read_back(kept_, std::size_t(entries_));
   const std::size_t count = std::max<std::size_t>(std::size_t(kept), 1);
-  nestsim::detail::resize_discard(out, count);
-  if (rows) nestsim::detail::resize_discard(*rows, count);
+  nestsim::detail::grow_discard(out, count);
+  if (rows) nestsim::detail::grow_discard(*rows, count);
   scatter_kept(used, nullptr, out, rows);
   return kept;
 }

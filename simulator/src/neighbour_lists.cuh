@@ -123,7 +123,7 @@ class NeighbourLists {
   // The entries Accept needs (MarkSibling), compacted at each build.
   thrust::device_vector<uint32_t> sibs_, sib_rows_;
   uint64_t sib_count_ = 0;
-  thrust::device_vector<uint8_t> mark_;   // entries + 1
+  thrust::device_vector<uint8_t> mark_;   // at least entries + 1 (grow_discard)
   thrust::device_vector<uint64_t> kept_;  // exclusive scan of mark_
   thrust::device_vector<StepBound> bounds_ = thrust::device_vector<StepBound>(2);  // bound_moves
   // The bodies as the lists search them (with the reaction reach).

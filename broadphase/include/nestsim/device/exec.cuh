@@ -136,6 +136,19 @@ void resize_discard(Vector& v, std::size_t n) {
   v.resize(n);
 }
 
+// Sizes a buffer whose contents are not needed, and whose users count its elements
+// themselves, to at least n elements: it never shrinks, and grows with room to spare.
+// Thrust value-initialises every element a resize adds (a kernel and a wait on CUDA),
+// which a buffer sized exactly to a count that varies from step to step pays at about
+// every other step (the simulator's per-step lists: six such waits a step).
+template <class Vector>
+void grow_discard(Vector& v, std::size_t n) {
+  if (v.size() >= n) return;
+  const std::size_t room = std::min<std::size_t>(n / 8, std::size_t(1) << 22) + 1024;
+  release(v);
+  v.resize(n + room);
+}
+
 // The same without an allocator, for calls that need no temporaries.
 inline auto nosync() {
 #if defined(NESTSIM_BACKEND_CUDA)

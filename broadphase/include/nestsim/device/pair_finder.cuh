@@ -57,10 +57,12 @@ class PairFinder {
 
   // CSR neighbour lists (both directions, each row ascending) of the last find() over
   // n bodies; with `rows`, also the row of each entry (rows[k] = b for every k in
-  // [offsets[b], offsets[b + 1])).
+  // [offsets[b], offsets[b + 1])). `exact`: neighbours and rows sized to the 2
+  // pair_count() entries; else at least that (nestsim::detail::grow_discard), for a
+  // caller that keeps them from call to call and counts its entries itself.
   void neighbour_lists(uint32_t n, thrust::device_vector<uint64_t>& offsets,
                       thrust::device_vector<uint32_t>& neighbours,
-                      thrust::device_vector<uint32_t>* rows = nullptr) const;
+                      thrust::device_vector<uint32_t>* rows = nullptr, bool exact = true) const;
 
   struct State;
 
