@@ -78,6 +78,7 @@ std::vector<PathVariant> path_variants() {
          t.hsx.shell_min_levels = 1;
          t.hsx.shell_min_occupancy = 0;
          t.hsx.shell_max_overlap = 1e300;
+         t.hsx.shell_fine_min_cells = 0;
        }},
   };
 #if defined(NESTSIM_BACKEND_CUDA)

@@ -1,7 +1,8 @@
 // Crowded cells of near-concentric shells (broadphase/src/hsx/shell_cells.cuh): the
 // families they exist for (concentric, near-concentric, a cell full of nested vesicles,
 // a stack among more lysosomes than a cell has anchors, clouds of ILVs, crowded clouds of
-// ILVs of radii over a decade in a small periodic box) in 2D and 3D, float and double,
+// ILVs of radii over a decade in a small periodic box, a simulator's fast ligands at large
+// steps) in 2D and 3D, float and double,
 // open and periodic, with and without a skin, against the brute-force reference
 // (reference.h): the grid forced (the GPU's default takes all pairs below 15000 bodies),
 // its pairs in the order found, and the automatic choice; on one configuration per family
@@ -11,6 +12,7 @@
 // test_broadphase_paths forces shell cells on every scene family of scene_cases.h.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -161,6 +163,43 @@ scenes::Scene varied_ilvs(int dim) {
   return s;
 }
 
+// The simulator's lists at large steps (receptor_cycle_physiological.yaml tiled): solid
+// balls of radii 0.2 to 60 (exponential, mean 15: a fast ligand's list radius is mostly
+// its step) among 6 cells of radius 35 (wall 1) holding 40 solid crowders each. Crowded
+// grid cells of mostly small members whose fine cells would be a few to a cell: ordinary
+// cells under hsx.shell_fine_min_cells, shell cells with that test off (check_scene's
+// fine-cell variants).
+scenes::Scene ligand_clouds(int dim) {
+  Draws d{std::mt19937_64(37), dim};
+  scenes::Scene s;
+  s.domain.dim = dim;
+  const double edge = 400;
+  for (int k = 0; k < 6; ++k) {
+    double c[3] = {0, 0, 0};
+    for (int a = 0; a < dim; ++a) c[a] = 60 + (edge - 120) * d.unit();
+    s.bodies.push_back(c[0], c[1], c[2], 35.0, 1.0);
+    for (int i = 0; i < 40; ++i) {
+      double x[3];
+      d.in_ball(c, 30.0, x);
+      const double r = 1 + 6 * d.unit();
+      s.bodies.push_back(x[0], x[1], x[2], r, r);
+    }
+  }
+  std::exponential_distribution<double> step(1.0 / 15);
+  const int ligands = dim == 3 ? 3000 : 1500;
+  for (int i = 0; i < ligands; ++i) {
+    double x[3] = {0, 0, 0};
+    for (int a = 0; a < dim; ++a) x[a] = edge * d.unit();
+    const double r = std::min(60.0, 0.2 + step(d.rng));
+    s.bodies.push_back(x[0], x[1], x[2], r, r);
+  }
+  for (int a = 0; a < 3; ++a) {
+    s.domain.lo[a] = 0;
+    s.domain.size[a] = a < dim ? edge : 0;
+  }
+  return s;
+}
+
 std::vector<Family> families() {
   return {
       {"concentric", [](int dim) { return scenes::concentric(scaled(1000), dim); }},
@@ -169,6 +208,7 @@ std::vector<Family> families() {
       {"crowded lysosomes", crowded_lysosomes},
       {"ILV clouds", ilv_clouds},
       {"varied ILVs", varied_ilvs},
+      {"ligand clouds", ligand_clouds},
   };
 }
 
@@ -193,13 +233,16 @@ void check_scene(const std::string& name, const scenes::Scene& scene, double ski
   // The small members' fine cells finer (more walkers by boxes) and coarser (more by
   // rows); boxes of 4 (second-level boxes of 64 members, several per lysosome) and none
   // (the small part whole for the walkers that do not take rows).
+  // The fine-cell test off (hsx.shell_fine_min_cells): coarse fine cells stay shell cells.
   BroadphaseOptions fine = o;
+  fine.tuning.hsx.shell_fine_min_cells = 0;
   fine.tuning.hsx.shell_fine_width = 0.5;
   check_method(label + " / fine cells of half a diameter", bodies, fine, reference);
   fine.sort_pairs = false;
   check_method(label + " / fine cells of half a diameter, pairs in the order found", bodies,
                fine, reference);
   fine = o;
+  fine.tuning.hsx.shell_fine_min_cells = 0;
   fine.tuning.hsx.shell_fine_width = 8;
   fine.tuning.hsx.shell_block = 4;
   check_method(label + " / fine cells of 8 diameters, boxes of 4", bodies, fine, reference);
@@ -252,5 +295,8 @@ TEST_CASE("nested shells: the scenes hold what they promise") {
     const scenes::Scene w = varied_ilvs(dim);
     CHECK(w.bodies.size() == 30 + 8 * (1 + std::size_t(dim == 3 ? 700 : 250)));
     CHECK(reference_pairs(w.bodies, options_for(w, Overlap::hollow, Method::hsx)).size() > 500);
+    const scenes::Scene g = ligand_clouds(dim);
+    CHECK(g.bodies.size() == 6 * 41 + std::size_t(dim == 3 ? 3000 : 1500));
+    CHECK(reference_pairs(g.bodies, options_for(g, Overlap::hollow, Method::hsx)).size() > 5000);
   }
 }

@@ -80,6 +80,12 @@ struct HsxTuning {
   // those members (> 0) plus half the walks' rounding slack wide: a small walker searches
   // the rows of fine cells its window spans, a larger one the members' boxes.
   double shell_fine_width = 2;
+  // A cell whose members are at least half small ones is a shell cell only where its
+  // fine cells are at most 1 / shell_fine_min_cells of its narrowest width (0: no such
+  // test): a coarser fine grid separates the small members no better than the group's
+  // own grid, fitted to their radii, and the shell cell's passes cost more than they
+  // save (docs/performance.md, "Fine cells that cut").
+  double shell_fine_min_cells = 8;
   // Work per large-body task: bodies of a column tested directly before the task walks
   // on, and columns per task; on the GPU the columns shrink with the cells' occupancy
   // (adapt_task_columns) and grow to wide_task_columns from wide_task_bodies bodies on

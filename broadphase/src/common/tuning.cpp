@@ -66,6 +66,7 @@ const Field kFields[] = {
     NESTSIM_TUNING_FIELD(hsx, shell_block),
     NESTSIM_TUNING_FIELD(hsx, shell_block_walker),
     NESTSIM_TUNING_FIELD(hsx, shell_fine_width),
+    NESTSIM_TUNING_FIELD(hsx, shell_fine_min_cells),
     NESTSIM_TUNING_FIELD(hsx, direct_chunk),
     NESTSIM_TUNING_FIELD(hsx, columns_per_task),
     NESTSIM_TUNING_FIELD(hsx, adapt_task_columns),
@@ -107,6 +108,7 @@ void Tuning::validate() const {
           "hsx.shell_block", "0 or a power of 2 up to 4096");
   require(hsx.shell_block_walker >= 0, "hsx.shell_block_walker", ">= 0");
   require(hsx.shell_fine_width > 0, "hsx.shell_fine_width", "> 0");
+  require(hsx.shell_fine_min_cells >= 0, "hsx.shell_fine_min_cells", ">= 0");
   require(hsx.direct_chunk >= 1, "hsx.direct_chunk", ">= 1");
   require(hsx.columns_per_task >= 1, "hsx.columns_per_task", ">= 1");
   require(hsx.wide_task_columns >= 1, "hsx.wide_task_columns", ">= 1");

@@ -235,6 +235,7 @@ struct MarkShellCells {
   double max_overlap;
   double fine_width;
   double slack;
+  double fine_min_cells;
   NESTSIM_HD void operator()(uint32_t k) const {
     GroupGrid& g = groups[keys[k] >> 56];
     const Spread& sp = spread[k];
@@ -252,6 +253,13 @@ struct MarkShellCells {
     if (!(kept <= max_overlap * all * all)) return;
     double width = sp.small > 0 ? fine_width * 2.0 * sp.small_radii / double(sp.small) : 0;
     width += 0.5 * slack;
+    if (fine_min_cells > 0 && 2 * sp.small >= sp.count) {
+      // Mostly small members: the fine grid must cut the cell finer than its group's grid.
+      double narrowest = g.grid.width[0];
+      for (int a = 1; a < g.grid.dim; ++a)
+        narrowest = g.grid.width[a] < narrowest ? g.grid.width[a] : narrowest;
+      if (!(width * fine_min_cells <= narrowest)) return;  // NaN: ordinary
+    }
     for (int a = 0; a < g.grid.dim; ++a) {
       const double least = g.grid.width[a] * (1.0 / double(1u << kFineMinCells));
       width = width > least ? width : least;  // NaN: the least

@@ -318,7 +318,8 @@ struct ShellCells {
         segment_keys.begin(), spread.begin(), thrust::equal_to<uint64_t>(), MergeSpread());
     for_each_index(segments, MarkShellCells{groups, raw(segment_keys), raw(spread), raw(cells),
                                             offset, t.shell_min_bodies, t.shell_max_overlap,
-                                            t.shell_fine_width, slack});
+                                            t.shell_fine_width, slack,
+                                            t.shell_fine_min_cells});
     for_each_index(count, ShellSortKey<Real>{s, space, raw(cells), offset, first, raw(keys)});
     // The records follow a permutation (4-byte values in the sort, one gather of records):
     // no temporary array of the over-aligned records.
