@@ -75,6 +75,7 @@ std::vector<PathVariant> path_variants() {
       {"every cell a shell cell",
        [](Tuning& t) {
          t.hsx.shell_min_bodies = 1;
+         t.hsx.shell_prep_min_bodies = 0;
          t.hsx.shell_min_levels = 1;
          t.hsx.shell_min_occupancy = 0;
          t.hsx.shell_max_overlap = 1e300;

@@ -2,10 +2,11 @@
 // families they exist for (concentric, near-concentric, a cell full of nested vesicles,
 // a stack among more lysosomes than a cell has anchors, clouds of ILVs, crowded clouds of
 // ILVs of radii over a decade in a small periodic box, a simulator's fast ligands at large
-// steps) in 2D and 3D, float and double,
-// open and periodic, with and without a skin, against the brute-force reference
-// (reference.h): the grid forced (the GPU's default takes all pairs below 15000 bodies),
-// its pairs in the order found, and the automatic choice; on one configuration per family
+// steps) in 2D and 3D, float and double, open and periodic, with and without a skin,
+// against the brute-force reference (reference.h): the grid forced (the GPU's default
+// takes all pairs below 15000 bodies) with the default tuning and with every crowded
+// cell prepared (hsx.shell_prep_min_bodies 0, as in every variant after it), its pairs
+// in the order found, and the automatic choice; on one configuration per family
 // also the old walk (shell cells off) and solid spheres; every configuration also with
 // the small members' fine cells finer and coarser (hsx.shell_fine_width) and their boxes
 // smaller or none (hsx.shell_block).
@@ -223,6 +224,10 @@ void check_scene(const std::string& name, const scenes::Scene& scene, double ski
   BroadphaseOptions o = options_for(scene, Overlap::hollow, Method::hsx, skin);
   const std::vector<Pair> reference = reference_pairs(bodies, o);
   o.hsx_small_n = 0;  // the grid, whatever the backend's crossover
+  check_method(label + " / grid, default tuning", bodies, o, reference);
+  // The families' cells of a few hundred members prepared too (the default prepares
+  // only where a cell has hsx.shell_prep_min_bodies): every variant below.
+  o.tuning.hsx.shell_prep_min_bodies = 0;
   check_method(label + " / grid", bodies, o, reference);
   BroadphaseOptions any = o;
   any.sort_pairs = false;

@@ -63,6 +63,13 @@ struct HsxTuning {
   // cell's. Such groups are not counted as crowded cells (grid_test_cost).
   // shell_min_bodies 0: off.
   uint32_t shell_min_bodies = 32;
+  // The shell cells' preparation (the anchor rounds over every gated group's members)
+  // runs only where some gated cell has at least shell_prep_min_bodies members: below
+  // that an ordinary cell's tests cost less than the rounds (the physiological model's
+  // lists at large steps, cells of 84-481 members: 25.2M instructions a search on the
+  // CPU with the rounds, 18.5M without; the nested and concentric scenes' shell cells
+  // hold 833 members and more; docs/performance.md, "Fine cells that cut").
+  uint32_t shell_prep_min_bodies = 512;
   int shell_min_levels = 2;
   double shell_min_occupancy = 4;
   double shell_max_overlap = 0.25;

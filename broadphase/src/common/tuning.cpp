@@ -60,6 +60,7 @@ const Field kFields[] = {
     NESTSIM_TUNING_FIELD(hsx, larger_side_levels),
     NESTSIM_TUNING_FIELD(hsx, larger_side_per_cell),
     NESTSIM_TUNING_FIELD(hsx, shell_min_bodies),
+    NESTSIM_TUNING_FIELD(hsx, shell_prep_min_bodies),
     NESTSIM_TUNING_FIELD(hsx, shell_min_levels),
     NESTSIM_TUNING_FIELD(hsx, shell_min_occupancy),
     NESTSIM_TUNING_FIELD(hsx, shell_max_overlap),

@@ -270,7 +270,8 @@ struct ShellCells {
     }
     if (first >= last) return false;
     // A shell cell has at least shell_min_bodies members (its first anchor's round and
-    // MarkShellCells ask as much). Without a cell that crowded among the gated groups'
+    // MarkShellCells ask as much), and the rounds run only where a cell has
+    // shell_prep_min_bodies. Without a cell that crowded among the gated groups'
     // buckets (scenes other than piles of shells: the exponential ones' crowded group),
     // nothing below runs and the walks keep the kernels without shell code: one
     // reduction over the buckets instead of the anchor rounds, the sort and the hulls.
@@ -278,7 +279,8 @@ struct ShellCells {
         exec, thrust::counting_iterator<uint64_t>(bucket_lo),
         thrust::counting_iterator<uint64_t>(bucket_hi), CellMembers{s.bucket_start}, 0u,
         MaxMembers());
-    if (crowded < anchor_members(0, t.shell_min_bodies)) return false;
+    if (crowded < anchor_members(0, t.shell_min_bodies) || crowded < t.shell_prep_min_bodies)
+      return false;
     const uint32_t count = last - first;
     offset = bucket_lo;
     ensure_size(cells, std::size_t(bucket_hi - bucket_lo));
