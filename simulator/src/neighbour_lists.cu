@@ -283,7 +283,8 @@ int NeighbourLists::rebuild_if_outrun(int count, BodyState& state, const SlotVie
 
 void NeighbourLists::rebuild_after_events(BodyState& state, SlotView v, uint64_t step,
                                           PhaseTimes& times) {
-  if (per_step_ && !(constants_.repulsion > 0)) {
+  const bool soft = constants_.contacts == model::Contacts::soft && constants_.repulsion > 0;
+  if (per_step_ && !soft) {
     // Per-step lists without soft forces: nothing reads the lists before keep_valid
     // builds them for the step's moves (the forces are zero, the moves are proposed
     // without pairs), so lists at rest would be built for nothing. At scale an event
