@@ -118,7 +118,6 @@ device::SphereView<double> NeighbourLists::list_bodies(BodyState& s, bool margin
       // the current positions, which the forces there need; every step's moves are
       // listed by keep_valid's build for them.
       l.scale = 0.0;
-      l.root_2dt = root_2dt_;
     } else if (auto_skin()) {
       // skin_ is the pair skin of the fastest kind's bodies (twice their margin).
       l.scale = sd_max_ > 0 ? 0.5 * skin_ / sd_max_ : 0.0;
@@ -283,9 +282,9 @@ int NeighbourLists::rebuild_if_outrun(int count, BodyState& state, const SlotVie
 
 void NeighbourLists::rebuild_after_events(BodyState& state, SlotView v, uint64_t step,
                                           PhaseTimes& times) {
-  const bool soft = constants_.contacts == model::Contacts::soft && constants_.repulsion > 0;
-  if (per_step_ && !soft) {
-    // Per-step lists without soft forces: nothing reads the lists before keep_valid
+  if (per_step_ && !(v.repulsion > 0)) {
+    // Per-step lists without soft forces (the view's repulsion: zero unless contacts
+    // are soft, BodyState::fill): nothing reads the lists before keep_valid
     // builds them for the step's moves (the forces are zero, the moves are proposed
     // without pairs), so lists at rest would be built for nothing. At scale an event
     // happens at nearly every step somewhere.
