@@ -44,15 +44,20 @@ const T* raw(const thrust::device_vector<T>& v) {
   return thrust::raw_pointer_cast(v.data());
 }
 
-// f(i) for i in [0, n), through nestsim::detail::on_items_on (device/exec.cuh): on the
-// CPU with teams that follow the cores other programs leave free, and on the calling
-// thread below serial_items() (nestsim/tuning.h).
+// f(i) for i in [0, n): on the GPU one item per thread on the calling thread's stream
+// (nestsim::detail::launch_items, device/exec.cuh); on the CPU through
+// nestsim::detail::on_items_on, with teams that follow the cores other programs leave
+// free, and on the calling thread below serial_items() (nestsim/tuning.h).
 template <class F, class Index>
 void for_each_item(Index n, const F& f) {
   if (n == 0) return;
+#if defined(NESTSIM_BACKEND_CUDA)
+  nestsim::detail::launch_items(n, f);
+#else
   nestsim::detail::on_items_on(step_policy(), uint64_t(n), [&](const auto& exec) {
     thrust::for_each_n(exec, thrust::counting_iterator<Index>(0), n, f);
   });
+#endif
 }
 
 template <class F>

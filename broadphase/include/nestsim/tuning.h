@@ -200,6 +200,15 @@ inline Tuning tuning_for(Backend backend) {
 Backend built_backend();
 inline Tuning default_tuning() { return tuning_for(built_backend()); }
 
+// The GPU backend's index loops (the broad phase's for_each_index, the simulator's
+// for_each_slot and for_each_index; nestsim::detail::launch_items): one item per thread,
+// in blocks of kGpuLoopThreads, or of kGpuSmallLoopThreads below kGpuSmallLoopItems items,
+// so that a loop over a small model's few thousand bodies or list entries spreads over
+// many SMs (docs/performance.md, "One item per thread in the step's loops").
+constexpr uint32_t kGpuLoopThreads = 256;
+constexpr uint32_t kGpuSmallLoopThreads = 64;
+constexpr uint64_t kGpuSmallLoopItems = uint64_t(1) << 16;
+
 // The CPU backend's serial path for small work: an index loop of the broad phase or the
 // simulator over fewer than this many items runs on the calling thread (thrust::seq)
 // instead of an OpenMP parallel region. Process-wide rather than a field of Tuning: the

@@ -23,9 +23,14 @@ void for_each_index_on(const Policy& exec, Index n, F f) {
     thrust::for_each_n(e, thrust::counting_iterator<Index>(0), n, f);
   });
 }
+// On the default stream: on the GPU through launch_items (exec.cuh), one item per thread.
 template <class F, class Index>
 void for_each_index(Index n, F f) {
+#if defined(NESTSIM_BACKEND_CUDA)
+  launch_items(n, f);
+#else
   for_each_index_on(nosync(), n, f);
+#endif
 }
 
 

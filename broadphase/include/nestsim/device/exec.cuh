@@ -178,4 +178,30 @@ auto on_items_on(const Parallel& parallel, uint64_t n, F&& f) {
   return f(parallel);
 }
 
+#if defined(NESTSIM_BACKEND_CUDA)
+template <class F, class Index>
+__global__ void __launch_bounds__(kGpuLoopThreads) items_kernel(Index n, F f) {
+  const uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < uint64_t(n)) f(Index(i));
+}
+
+// f(i) for i in [0, n) on the GPU, on the calling thread's default stream, without
+// waiting: one item per thread, in blocks of kGpuLoopThreads, or of
+// kGpuSmallLoopThreads below kGpuSmallLoopItems items (tuning.h). Thrust's for_each
+// gives each thread two items in turn in blocks of 256: a small model's per-body steps
+// (chains of dependent loads, a few thousand items) then run on a handful of SMs at
+// twice the latency of one item.
+template <class F, class Index>
+void launch_items(Index n, const F& f) {
+  if (n == 0) return;
+  const uint32_t threads =
+      uint64_t(n) < kGpuSmallLoopItems ? kGpuSmallLoopThreads : kGpuLoopThreads;
+  const uint64_t blocks = (uint64_t(n) + threads - 1) / threads;
+  if (blocks >= (uint64_t(1) << 31))
+    throw std::length_error("nestsim: too many items for one launch");
+  items_kernel<<<unsigned(blocks), threads>>>(n, f);
+  NESTSIM_CUDA_CHECK(cudaGetLastError());
+}
+#endif
+
 }  // namespace nestsim::detail
