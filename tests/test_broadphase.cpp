@@ -239,6 +239,76 @@ TEST_CASE("neighbour lists hold every pair in both directions, ascending") {
   CHECK(lists.rows.empty());
 }
 
+// The lists that the pairs define: each body's row its partners, ascending.
+NeighbourLists lists_of_pairs(const std::vector<Pair>& pairs, std::size_t n) {
+  std::vector<std::vector<uint32_t>> rows(n);
+  for (const Pair& p : pairs) {
+    rows[p.first].push_back(p.second);
+    rows[p.second].push_back(p.first);
+  }
+  NeighbourLists l;
+  l.offsets.push_back(0);
+  for (std::size_t b = 0; b < n; ++b) {
+    std::sort(rows[b].begin(), rows[b].end());
+    l.neighbours.insert(l.neighbours.end(), rows[b].begin(), rows[b].end());
+    l.rows.insert(l.rows.end(), rows[b].size(), uint32_t(b));
+    l.offsets.push_back(l.neighbours.size());
+  }
+  return l;
+}
+
+TEST_CASE("neighbour lists counted into rows, long rows and short, are the sorted lists") {
+  // A shell of radius 100 whose wall (thickness 2) holds 3,000 small bodies, beside
+  // 2,000 more in its lumen and outside: one row of 3,000 entries, the rest short. On
+  // the GPU few entries are counted into rows (DeviceTuning::list_count_max_entries),
+  // while the last call's longest row allowed it (list_rank_max_row): the first call
+  // counts, the next ones sort (the default 1024) or count (no limit), and a limit of 4
+  // sends even the short lists back to the sort. Every call is checked against the lists
+  // of the reference pairs; on the CPU all are sorted.
+  SphereSet<double> bodies;
+  auto add = [&](double x, double y, double z, double r, double q) {
+    bodies.x.push_back(x);
+    bodies.y.push_back(y);
+    bodies.z.push_back(z);
+    bodies.radius.push_back(r);
+    bodies.thickness.push_back(q);
+  };
+  add(0, 0, 0, 100, 2);
+  const double golden = 2.399963229728653;  // the golden angle: points spread on a sphere
+  for (int k = 0; k < 3000; ++k) {
+    const double z = 1 - 2 * (k + 0.5) / 3000, rho = std::sqrt(1 - z * z);
+    add(99 * rho * std::cos(golden * k), 99 * rho * std::sin(golden * k), 99 * z, 0.4, 0.4);
+  }
+  for (int k = 0; k < 2000; ++k) {  // rows of touching bodies in the lumen and beyond
+    const double x = -150 + 1.5 * (k % 100), y = -60 + 6.0 * double(k / 100);
+    add(x, y, 0, 0.8, 0.8);
+  }
+  BroadphaseOptions o;
+  o.sort_pairs = false;
+  const NeighbourLists expected = lists_of_pairs(reference_pairs(bodies, o), bodies.size());
+  REQUIRE(expected.offsets[2] - expected.offsets[1] == 1);  // a wall body: the shell only
+  REQUIRE(expected.offsets[1] - expected.offsets[0] >= 3000);
+  REQUIRE(expected.neighbours.size() > 2 * 3000 + 2 * 1900);
+  for (double max_row : {1024.0, 1e9, 4.0}) {
+    for (double max_entries : {65536.0, 0.0}) {
+      CAPTURE(max_row);
+      CAPTURE(max_entries);
+      o.tuning.device.list_rank_max_row = max_row;
+      o.tuning.device.list_count_max_entries = max_entries;
+      Broadphase<double> finder(o);
+      finder.upload(bodies);
+      REQUIRE(finder.find() == expected.neighbours.size() / 2);
+      for (int call = 0; call < 3; ++call) {
+        CAPTURE(call);
+        const NeighbourLists lists = finder.neighbour_lists();
+        CHECK(lists.offsets == expected.offsets);
+        CHECK(lists.neighbours == expected.neighbours);
+        CHECK(lists.rows == expected.rows);
+      }
+    }
+  }
+}
+
 TEST_CASE("repeated calls on one finder give the same pairs") {
   const scenes::Scene a = scenes::exponential(3000, 0.3, 3, 40);
   const scenes::Scene b = scenes::cell_like(1000, 41);

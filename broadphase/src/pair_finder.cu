@@ -192,6 +192,20 @@ void PairFinder<Real>::neighbour_lists(uint32_t n, thrust::device_vector<uint64_
   State& s = *state_;
   const uint64_t p = s.pair_count;
   detail::Range range("broadphase/neighbour lists");
+  const auto size = exact ? detail::resize_discard<thrust::device_vector<uint32_t>>
+                          : detail::grow_discard<thrust::device_vector<uint32_t>>;
+#if defined(NESTSIM_BACKEND_CUDA)
+  // Few entries: counted into rows (common/counted_rows.cuh), the same lists.
+  const DeviceTuning& t = options_.tuning.device;
+  if (p > 0 && s.n <= n && s.counted_rows.takes(2 * p, t.list_count_max_entries, t.list_rank_max_row)) {
+    detail::resize_discard(offsets, std::size_t(n) + 1);
+    size(neighbours, 2 * p);
+    if (rows) size(*rows, 2 * p);
+    s.counted_rows.build(raw(s.keys), p, n, raw(offsets), raw(neighbours),
+                         rows ? raw(*rows) : nullptr, s.alloc);
+    return;
+  }
+#endif
   const int b = detail::radix_bits(std::max<uint32_t>(n, s.n));
   ensure_size(s.both, 2 * p);
   ensure_size(s.both_alt, 2 * p);
@@ -200,8 +214,6 @@ void PairFinder<Real>::neighbour_lists(uint32_t n, thrust::device_vector<uint64_
       p > 0 ? s.sort_packed(raw(s.both), raw(s.both_alt), 2 * p, 2 * b) : raw(s.both);
   detail::resize_discard(offsets, std::size_t(n) + 1);
   thrust::fill_n(detail::nosync(), offsets.begin(), std::size_t(n) + 1, uint64_t(0));
-  const auto size = exact ? detail::resize_discard<thrust::device_vector<uint32_t>>
-                          : detail::grow_discard<thrust::device_vector<uint32_t>>;
   size(neighbours, 2 * p);
   if (rows) size(*rows, 2 * p);
   for_each_index(2 * p, pair_keys::SplitRows{sorted, 2 * p, b, n, raw(offsets),

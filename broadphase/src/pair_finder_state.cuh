@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/buffers.cuh"
+#include "common/counted_rows.cuh"
 #include "common/extent.cuh"
 #include "common/fused_pass.cuh"
 #include "common/host_stage.cuh"
@@ -202,6 +203,10 @@ struct PairFinder<Real>::State {
   }
   // neighbour_lists(): both directions of every pair, packed as (row << b) | column.
   thrust::device_vector<uint64_t> both, both_alt;
+#if defined(NESTSIM_BACKEND_CUDA)
+  // neighbour_lists() of few entries, counted into rows.
+  detail::CountedRows counted_rows;
+#endif
 
   // The HSX walks (steps with walk_with), fused: on the GPU each warp's candidates
   // tested by all its lanes (warp_tested_items) unless the tuning says otherwise; else

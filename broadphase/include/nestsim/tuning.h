@@ -148,6 +148,13 @@ struct DeviceTuning {
   // most this many bytes, and frees them after each call above ("List sort buffers
   // released when large").
   double list_keep_bytes = double(uint64_t(1) << 31);
+  // GPU: neighbour_lists() of at most list_count_max_entries entries (twice the pairs)
+  // counts them into rows and ranks them within each row instead of a radix sort, while
+  // the longest row of the last such call had at most list_rank_max_row entries (each
+  // entry's rank reads its whole row; common/counted_rows.cuh, "Small lists counted into
+  // rows"). 0 entries: always the radix sort.
+  double list_count_max_entries = 65536;
+  double list_rank_max_row = 1024;
 };
 
 struct Tuning {

@@ -86,6 +86,8 @@ const Field kFields[] = {
     NESTSIM_TUNING_FIELD(cell_sort, long_bucket_run),
     NESTSIM_TUNING_FIELD(device, readback_poll),
     NESTSIM_TUNING_FIELD(device, list_keep_bytes),
+    NESTSIM_TUNING_FIELD(device, list_count_max_entries),
+    NESTSIM_TUNING_FIELD(device, list_rank_max_row),
 };
 #undef NESTSIM_TUNING_FIELD
 
@@ -119,6 +121,8 @@ void Tuning::validate() const {
   require(cell_sort.dense_cells_per_body >= 0, "cell_sort.dense_cells_per_body", ">= 0");
   require(cell_sort.long_bucket_run >= 1, "cell_sort.long_bucket_run", ">= 1");
   require(device.list_keep_bytes >= 0, "device.list_keep_bytes", ">= 0");
+  require(device.list_count_max_entries >= 0, "device.list_count_max_entries", ">= 0");
+  require(device.list_rank_max_row >= 0, "device.list_rank_max_row", ">= 0");
 }
 
 void set_tuning_field(Tuning& tuning, const std::string& name, double value) {
