@@ -187,6 +187,7 @@ NESTSIM_HD inline bool path_crosses(const SlotView& v, const double* a, const do
 struct AcceptSibling {
   SlotView v;
   NESTSIM_HD void operator()(uint64_t e) const {
+    if (e >= *v.sib_total) return;
     const uint32_t i = v.sib_rows[e], j = v.sibs[e];
     if (v.empty(i) || v.membrane[i] >= 0 || v.empty(j) || v.membrane[j] >= 0 ||
         v.parent[j] != v.parent[i] || (!v.compartment[i] && !v.compartment[j]))

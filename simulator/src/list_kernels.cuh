@@ -10,16 +10,36 @@
 namespace nestsim::sim::detail {
 
 // Entries that Accept needs: a free body i and a free sibling j, one of them a
-// compartment. Depends only on id, parent, membrane, compartment (fixed between builds).
-struct MarkSibling {
+// compartment (1, else 0; 0 for e = count, the end of the scan that compacts them).
+// Depends only on id, parent, membrane, compartment (fixed between builds).
+struct SiblingMark {
   SlotView v;
   const uint32_t* row = nullptr;
-  uint8_t* mark = nullptr;
-  NESTSIM_HD void operator()(uint64_t e) const {
+  uint64_t count = 0;
+  NESTSIM_HD uint64_t operator()(uint64_t e) const {
+    if (e >= count) return 0;
     const uint32_t i = row[e], j = v.nbrs[e];
     const bool keep = !v.empty(i) && !v.empty(j) && v.membrane[i] < 0 && v.membrane[j] < 0 &&
                       v.parent[i] == v.parent[j] && (v.compartment[i] || v.compartment[j]);
-    mark[e] = keep ? 1 : 0;
+    return keep ? 1 : 0;
+  }
+};
+
+// The kept entries (pos: the exclusive scan of SiblingMark) into sibs and sib_rows; the
+// first thread writes their number.
+struct ScatterSiblings {
+  const uint64_t* pos = nullptr;
+  uint64_t count = 0;
+  const uint32_t* nbrs = nullptr;
+  const uint32_t* row = nullptr;
+  uint32_t* sibs = nullptr;
+  uint32_t* sib_rows = nullptr;
+  uint64_t* total = nullptr;
+  NESTSIM_HD void operator()(uint64_t e) const {
+    if (e == 0) *total = pos[count];
+    if (pos[e + 1] == pos[e]) return;
+    sibs[pos[e]] = nbrs[e];
+    sib_rows[pos[e]] = row[e];
   }
 };
 

@@ -168,10 +168,7 @@ void NeighbourLists::rebuild(double wanted_skin, BodyState& state, SlotView v, u
   nestsim::detail::grow_discard(mark_, std::size_t(entries_) + 1);
   nestsim::detail::grow_discard(kept_, std::size_t(entries_) + 1);
   attach(v);
-  for_each_index(entries_, MarkSibling{v, raw(nbr_row_), raw(mark_)});
-  // The sibling entries (a compartment and a body of the same parent) are few: their
-  // buffers are sized to their count.
-  sib_count_ = compact_sized(used, sibs_, &sib_rows_);
+  compact_siblings(v);
   built_at_ = step;
   last_excess_ = -0.5 * skin_;
   ++times.rebuilds;
@@ -199,15 +196,29 @@ void NeighbourLists::compact(uint32_t used, thrust::device_vector<uint64_t>* off
   scatter_kept(used, offsets, out, rows);
 }
 
-uint64_t NeighbourLists::compact_sized(uint32_t used, thrust::device_vector<uint32_t>& out,
-                                       thrust::device_vector<uint32_t>* rows) {
-  scan_marks();
-  const uint64_t kept = read_back(kept_, std::size_t(entries_));
-  const std::size_t count = std::max<std::size_t>(std::size_t(kept), 1);
-  nestsim::detail::grow_discard(out, count);
-  if (rows) nestsim::detail::grow_discard(*rows, count);
-  scatter_kept(used, nullptr, out, rows);
-  return kept;
+// Lists of at most this many entries keep sibling buffers of one entry each, so that
+// the number kept is not read back (one wait of the host a build fewer: a small model's
+// per-step lists); longer lists size them to that number (the sibling entries, a
+// compartment and a body of the same parent, are few: at 1e8 bodies the entries are
+// billions).
+constexpr uint64_t kSiblingRoomEntries = uint64_t(1) << 20;
+
+void NeighbourLists::compact_siblings(const SlotView& v) {
+  const auto marks = thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0),
+                                                     SiblingMark{v, raw(nbr_row_), entries_});
+  thrust::exclusive_scan(nestsim::detail::policy(alloc_), marks, marks + entries_ + 1,
+                         kept_.begin(), uint64_t(0));
+  uint64_t room = entries_;
+  if (entries_ > kSiblingRoomEntries) room = read_back(kept_, std::size_t(entries_));
+  nestsim::detail::grow_discard(sibs_, std::size_t(std::max<uint64_t>(room, 1)));
+  nestsim::detail::grow_discard(sib_rows_, std::size_t(std::max<uint64_t>(room, 1)));
+  sib_count_ = room;
+  if (entries_ == 0) {
+    thrust::fill_n(step_policy(), sib_total_.begin(), 1, uint64_t(0));
+    return;
+  }
+  for_each_index(entries_, ScatterSiblings{raw(kept_), entries_, raw(nbrs_), raw(nbr_row_),
+                                           raw(sibs_), raw(sib_rows_), raw(sib_total_)});
 }
 
 void NeighbourLists::attach(SlotView& v) {
@@ -219,6 +230,7 @@ void NeighbourLists::attach(SlotView& v) {
   v.sib_rows = raw(sib_rows_);
   v.sibs = raw(sibs_);
   v.sib_count = sib_count_;
+  v.sib_total = raw(sib_total_);
 }
 
 bool NeighbourLists::keep_valid(BodyState& state, const SlotView& v, uint64_t step,

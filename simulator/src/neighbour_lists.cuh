@@ -75,16 +75,11 @@ class NeighbourLists {
   void compact(uint32_t used, thrust::device_vector<uint64_t>* offsets,
                thrust::device_vector<uint32_t>& out,
                thrust::device_vector<uint32_t>* rows = nullptr);
-  // The same into `out` and `rows` sized to the number kept first (one read-back);
-  // returns that number.
-  uint64_t compact_sized(uint32_t used, thrust::device_vector<uint32_t>& out,
-                         thrust::device_vector<uint32_t>* rows);
   uint8_t* mark() { return thrust::raw_pointer_cast(mark_.data()); }
 
   uint64_t entries() const { return entries_; }  // 2 per pair
   const uint32_t* rows() const { return thrust::raw_pointer_cast(nbr_row_.data()); }
   uint32_t* rows() { return thrust::raw_pointer_cast(nbr_row_.data()); }
-  uint64_t sibling_entries() const { return sib_count_; }
   double skin() const { return skin_; }
 
  private:
@@ -94,6 +89,9 @@ class NeighbourLists {
                bool move_pad);
   void make_finder(const model::Setup& setup);
   void scan_marks();
+  // The entries Accept needs (SiblingMark) into sibs_ and sib_rows_, their count into
+  // sib_total_ on the device.
+  void compact_siblings(const SlotView& v);
   void scatter_kept(uint32_t used, thrust::device_vector<uint64_t>* offsets,
                     thrust::device_vector<uint32_t>& out, thrust::device_vector<uint32_t>* rows);
   // The bodies as the finder searches them: grown by their kind's reaction reach, and
@@ -120,9 +118,11 @@ class NeighbourLists {
   thrust::device_vector<uint64_t> nbr_offsets_;
   thrust::device_vector<uint32_t> nbrs_, nbr_row_;  // nbr_row: the row of each entry
   uint64_t entries_ = 0;
-  // The entries Accept needs (MarkSibling), compacted at each build.
+  // The entries Accept needs (SiblingMark), compacted at each build; sib_count_ bounds
+  // their number on the host, sib_total_ holds it on the device.
   thrust::device_vector<uint32_t> sibs_, sib_rows_;
   uint64_t sib_count_ = 0;
+  thrust::device_vector<uint64_t> sib_total_ = thrust::device_vector<uint64_t>(1);
   thrust::device_vector<uint8_t> mark_;   // at least entries + 1 (grow_discard)
   thrust::device_vector<uint64_t> kept_;  // exclusive scan of mark_
   thrust::device_vector<StepBound> bounds_ = thrust::device_vector<StepBound>(2);  // bound_moves

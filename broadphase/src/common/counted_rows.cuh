@@ -69,11 +69,14 @@ struct RankRowEntries {
   uint32_t* longest;
   __device__ void operator()(uint64_t e) const {
     const uint32_t row = rows[e], col = cols[e];
-    const uint64_t lo = offsets[row], hi = offsets[row + 1];
-    uint64_t below = 0;
-    for (uint64_t t = lo; t < hi; ++t) below += cols[t] < col ? 1 : 0;
+    const uint64_t lo = offsets[row];
+    const uint32_t length = uint32_t(offsets[row + 1] - lo);
+    const uint32_t* in_row = cols + lo;
+    uint32_t below = 0;
+#pragma unroll 8
+    for (uint32_t t = 0; t < length; ++t) below += in_row[t] < col ? 1u : 0u;
     neighbours[lo + below] = col;
-    if (e == lo) atomicMax(longest, uint32_t(hi - lo));
+    if (e == lo) atomicMax(longest, length);
   }
 };
 
