@@ -62,9 +62,10 @@ TEST_CASE("a step without soft forces waits once (no corrector)") {
   CHECK(syncs_of(sim, steps) <= steps);
 }
 
-TEST_CASE("a list build adds at most two waits of the engine's own") {
-  // The sibling entries' count, and when the predictor's moves outran the lists, the
-  // corrector's bound read again on the new ones.
+TEST_CASE("a list build adds at most one wait of the engine's own") {
+  // When the predictor's moves outran the lists, the corrector's bound read again on the
+  // new ones. The sibling entries' count stays on the device (lists of up to 2^20
+  // entries, NeighbourLists::compact_siblings).
   const Setup s = crowded_cell(300, 5);
   SimulationOptions thin;
   thin.skin = 0.05;  // rebuilt every few steps
@@ -75,7 +76,8 @@ TEST_CASE("a list build adds at most two waits of the engine's own") {
   const uint64_t syncs = syncs_of(sim, steps);
   const uint64_t built = sim.times().rebuilds - rebuilds;
   CHECK(built > 0);
-  CHECK(syncs <= steps + 2 * built);
+  MESSAGE("waits: " << syncs << " in " << steps << " steps with " << built << " builds");
+  CHECK(syncs <= steps + built);
 }
 
 TEST_CASE("timed phases wait for the device at each phase and change nothing else") {
