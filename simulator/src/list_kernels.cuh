@@ -10,22 +10,22 @@
 namespace nestsim::sim::detail {
 
 // Entries that Accept needs: a free body i and a free sibling j, one of them a
-// compartment (1, else 0; 0 for e = count, the end of the scan that compacts them).
-// Depends only on id, parent, membrane, compartment (fixed between builds).
-struct SiblingMark {
+// compartment. Depends only on id, parent, membrane, compartment (fixed between builds).
+// A kernel of its own: computed inside the scan that compacts them, these chains of
+// dependent loads made the scan 26 us (the physiological model on an H200) against 5 + 5.
+struct MarkSibling {
   SlotView v;
   const uint32_t* row = nullptr;
-  uint64_t count = 0;
-  NESTSIM_HD uint64_t operator()(uint64_t e) const {
-    if (e >= count) return 0;
+  uint8_t* mark = nullptr;
+  NESTSIM_HD void operator()(uint64_t e) const {
     const uint32_t i = row[e], j = v.nbrs[e];
     const bool keep = !v.empty(i) && !v.empty(j) && v.membrane[i] < 0 && v.membrane[j] < 0 &&
                       v.parent[i] == v.parent[j] && (v.compartment[i] || v.compartment[j]);
-    return keep ? 1 : 0;
+    mark[e] = keep ? 1 : 0;
   }
 };
 
-// The kept entries (pos: the exclusive scan of SiblingMark) into sibs and sib_rows; the
+// The kept entries (pos: the exclusive scan of MarkSibling's marks) into sibs and sib_rows; the
 // first thread writes their number.
 struct ScatterSiblings {
   const uint64_t* pos = nullptr;

@@ -204,10 +204,8 @@ void NeighbourLists::compact(uint32_t used, thrust::device_vector<uint64_t>* off
 constexpr uint64_t kSiblingRoomEntries = uint64_t(1) << 20;
 
 void NeighbourLists::compact_siblings(const SlotView& v) {
-  const auto marks = thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0),
-                                                     SiblingMark{v, raw(nbr_row_), entries_});
-  thrust::exclusive_scan(nestsim::detail::policy(alloc_), marks, marks + entries_ + 1,
-                         kept_.begin(), uint64_t(0));
+  for_each_index(entries_, MarkSibling{v, raw(nbr_row_), raw(mark_)});
+  scan_marks();
   uint64_t room = entries_;
   if (entries_ > kSiblingRoomEntries) room = read_back(kept_, std::size_t(entries_));
   nestsim::detail::grow_discard(sibs_, std::size_t(std::max<uint64_t>(room, 1)));

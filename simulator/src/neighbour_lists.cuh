@@ -89,7 +89,7 @@ class NeighbourLists {
                bool move_pad);
   void make_finder(const model::Setup& setup);
   void scan_marks();
-  // The entries Accept needs (SiblingMark) into sibs_ and sib_rows_, their count into
+  // The entries Accept needs (MarkSibling) into sibs_ and sib_rows_, their count into
   // sib_total_ on the device.
   void compact_siblings(const SlotView& v);
   void scatter_kept(uint32_t used, thrust::device_vector<uint64_t>* offsets,
@@ -118,7 +118,7 @@ class NeighbourLists {
   thrust::device_vector<uint64_t> nbr_offsets_;
   thrust::device_vector<uint32_t> nbrs_, nbr_row_;  // nbr_row: the row of each entry
   uint64_t entries_ = 0;
-  // The entries Accept needs (SiblingMark), compacted at each build; sib_count_ bounds
+  // The entries Accept needs (MarkSibling), compacted at each build; sib_count_ bounds
   // their number on the host, sib_total_ holds it on the device.
   thrust::device_vector<uint32_t> sibs_, sib_rows_;
   uint64_t sib_count_ = 0;

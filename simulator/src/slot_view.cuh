@@ -43,7 +43,7 @@ struct SlotView {
   const uint32_t* nbrs = nullptr;
   const uint32_t* nbr_rows = nullptr;  // the row (body) of each entry of nbrs
   uint64_t nbr_count = 0;              // entries of nbrs (2 per pair)
-  // The entries of the lists that Accept needs (SiblingMark), compacted at each build:
+  // The entries of the lists that Accept needs (MarkSibling), compacted at each build:
   // *sib_total of them, at most sib_count (their loops run over sib_count).
   const uint32_t* sib_rows = nullptr;  // the row (body) of each compacted entry
   const uint32_t* sibs = nullptr;
