@@ -8,10 +8,10 @@
 // keys takes three onesweep passes, a histogram and a scan (~37 us on an H200,
 // docs/performance.md, "Small lists counted into rows"), each a chain of dependent steps
 // over a few tiles. Counting is one atomic add per entry, placing one more, ranking a
-// loop over the entry's own row. The rank costs the row's length per entry, so rows
-// longer than DeviceTuning::list_rank_max_row send the next calls back to the radix sort
-// (the longest row of each call is kept; the first call assumes short rows, and every
-// 256th call after a long row tries again).
+// pass of the warp over the entry's own row. The rank costs each warp the length of its
+// rows, so rows longer than DeviceTuning::list_rank_max_row send the next calls back to
+// the radix sort (the longest row of each call is kept; the first call assumes short
+// rows, and every 256th call after a long row tries again).
 #pragma once
 #include <thrust/device_vector.h>
 #include <thrust/scan.h>
@@ -60,25 +60,51 @@ struct PlaceRowEntries {
 
 // Entry e's column to its place in ascending order within its row: the row's start plus
 // the number of the row's columns below it (a pair is listed once: the columns of a row
-// differ). The first place of each row also records the row's length in *longest.
-struct RankRowEntries {
-  const uint64_t* offsets;
-  const uint32_t* cols;
-  const uint32_t* rows;
-  uint32_t* neighbours;
-  uint32_t* longest;
-  __device__ void operator()(uint64_t e) const {
-    const uint32_t row = rows[e], col = cols[e];
-    const uint64_t lo = offsets[row];
-    const uint32_t length = uint32_t(offsets[row + 1] - lo);
-    const uint32_t* in_row = cols + lo;
-    uint32_t below = 0;
-#pragma unroll 8
-    for (uint32_t t = 0; t < length; ++t) below += in_row[t] < col ? 1u : 0u;
-    neighbours[lo + below] = col;
-    if (e == lo) atomicMax(longest, length);
+// differ). The lanes of a warp rank together, one of the warp's rows at a time: the row's
+// columns read 32 at a time, one per lane, and passed round the warp, so that a row of
+// length L costs its warps L shuffles each rather than each of its entries L dependent
+// loads (one thread per entry looping over a row of ~1,000 took 14-18 us of a small
+// model's step on an H200). The first place of each row records its length in *longest.
+// (A template, defined in every file that includes this header.)
+constexpr uint32_t kRankThreads = 128;
+template <uint32_t Threads>
+__global__ void __launch_bounds__(Threads)
+    rank_row_entries(uint64_t entries, const uint64_t* offsets, const uint32_t* cols,
+                     const uint32_t* rows, uint32_t* neighbours, uint32_t* longest) {
+  constexpr unsigned kAll = 0xffffffffu;
+  const uint64_t e = uint64_t(blockIdx.x) * Threads + threadIdx.x;
+  const uint32_t lane = threadIdx.x & 31u;
+  const bool active = e < entries;
+  uint32_t row = 0, col = 0, length = 0;
+  uint64_t lo = 0;
+  if (active) {
+    row = rows[e];
+    col = cols[e];
+    lo = offsets[row];
+    length = uint32_t(offsets[row + 1] - lo);
   }
-};
+  uint32_t below = 0;
+  unsigned pending = __ballot_sync(kAll, active);
+  while (pending) {
+    const int leader = __ffs(pending) - 1;
+    const uint32_t r = __shfl_sync(kAll, row, leader);
+    const uint64_t r_lo = __shfl_sync(kAll, lo, leader);
+    const uint32_t r_length = __shfl_sync(kAll, length, leader);
+    const bool mine = active && row == r;
+    for (uint32_t base = 0; base < r_length; base += 32) {
+      const uint32_t n = r_length - base < 32 ? r_length - base : 32;  // the same in every lane
+      const uint32_t c = lane < n ? cols[r_lo + base + lane] : 0u;
+      for (uint32_t k = 0; k < n; ++k) {
+        const uint32_t other = __shfl_sync(kAll, c, int(k));
+        below += mine && other < col ? 1u : 0u;
+      }
+    }
+    pending &= ~__ballot_sync(kAll, mine);
+  }
+  if (!active) return;
+  neighbours[lo + below] = col;
+  if (e == lo) atomicMax(longest, length);
+}
 
 class CountedRows {
  public:
@@ -130,7 +156,10 @@ class CountedRows {
     thrust::exclusive_scan(policy(alloc), count_.begin(), count_.begin() + n + 1,
                            thrust::device_pointer_cast(offsets), uint64_t(0));
     launch_items(p, PlaceRowEntries{keys, offsets, raw(count_), raw(cols_), row_of});
-    launch_items(2 * p, RankRowEntries{offsets, raw(cols_), row_of, neighbours, longest});
+    const uint64_t blocks = (2 * p + kRankThreads - 1) / kRankThreads;
+    rank_row_entries<kRankThreads><<<unsigned(blocks), kRankThreads>>>(
+        2 * p, offsets, raw(cols_), row_of, neighbours, longest);
+    NESTSIM_CUDA_CHECK(cudaGetLastError());
     NESTSIM_CUDA_CHECK(cudaMemcpyAsync(host_longest_, longest, sizeof(uint32_t),
                                        cudaMemcpyDeviceToHost, cudaStreamPerThread));
     NESTSIM_CUDA_CHECK(cudaEventRecord(done_, cudaStreamPerThread));
