@@ -150,9 +150,9 @@ struct DeviceTuning {
   double list_keep_bytes = double(uint64_t(1) << 31);
   // GPU: neighbour_lists() of at most list_count_max_entries entries (twice the pairs)
   // counts them into rows and ranks them within each row instead of a radix sort, while
-  // the longest row of the last such call had at most list_rank_max_row entries (each
-  // entry's rank reads its whole row; common/counted_rows.cuh, "Small lists counted into
-  // rows"). 0 entries: always the radix sort.
+  // the longest row of the last such call had at most list_rank_max_row entries (the
+  // ranks cost each warp the lengths of its rows; common/counted_rows.cuh, "Small lists
+  // counted into rows"). 0 entries: always the radix sort.
   double list_count_max_entries = 65536;
   double list_rank_max_row = 1024;
 };
