@@ -45,7 +45,7 @@ void Forces::compute(const SlotView& v, NeighbourLists& lists) {
 #else
   fit(lists, used);
   for_each_index(lists.entries(), MarkInteracting{v, lists.rows(), lists.mark()});
-  lists.compact(used, &offsets_, nbrs_);
+  lists.compact(used, offsets_, nbrs_);
   for_each_slot(used + 1, ChunkCount{used, raw(offsets_), raw(chunk_offsets_)});
   thrust::exclusive_scan(nestsim::detail::policy(alloc_), chunk_offsets_.begin(),
                          chunk_offsets_.begin() + used + 1, chunk_offsets_.begin());

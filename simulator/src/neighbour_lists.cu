@@ -180,20 +180,11 @@ void NeighbourLists::scan_marks() {
                          kept_.begin(), uint64_t(0));
 }
 
-void NeighbourLists::scatter_kept(uint32_t used, thrust::device_vector<uint64_t>* offsets,
-                                  thrust::device_vector<uint32_t>& out,
-                                  thrust::device_vector<uint32_t>* rows) {
-  for_each_index(entries_, ScatterKept{raw(kept_), raw(nbrs_), raw(out)});
-  if (rows) for_each_index(entries_, ScatterKept{raw(kept_), raw(nbr_row_), raw(*rows)});
-  if (offsets)
-    for_each_slot(used + 1, RowStart{raw(kept_), raw(nbr_offsets_), raw(*offsets)});
-}
-
-void NeighbourLists::compact(uint32_t used, thrust::device_vector<uint64_t>* offsets,
-                             thrust::device_vector<uint32_t>& out,
-                             thrust::device_vector<uint32_t>* rows) {
+void NeighbourLists::compact(uint32_t used, thrust::device_vector<uint64_t>& offsets,
+                             thrust::device_vector<uint32_t>& out) {
   scan_marks();
-  scatter_kept(used, offsets, out, rows);
+  for_each_index(entries_, ScatterKept{raw(kept_), raw(nbrs_), raw(out)});
+  for_each_slot(used + 1, RowStart{raw(kept_), raw(nbr_offsets_), raw(offsets)});
 }
 
 // Lists of at most this many entries keep sibling buffers of one entry each, so that

@@ -69,12 +69,10 @@ class NeighbourLists {
   void attach(SlotView& v);
 
   // The list entries marked 1 in mark() (entries() + 1 of them; the last is not used),
-  // in list order: neighbours into `out`, and row offsets into `offsets` and/or the row
-  // of each entry into `rows`, which hold entries() already. Nothing is read back: the
-  // host does not wait.
-  void compact(uint32_t used, thrust::device_vector<uint64_t>* offsets,
-               thrust::device_vector<uint32_t>& out,
-               thrust::device_vector<uint32_t>* rows = nullptr);
+  // in list order: neighbours into `out`, which holds entries() already, and their rows'
+  // offsets into `offsets` (used + 1). Nothing is read back: the host does not wait.
+  void compact(uint32_t used, thrust::device_vector<uint64_t>& offsets,
+               thrust::device_vector<uint32_t>& out);
   uint8_t* mark() { return thrust::raw_pointer_cast(mark_.data()); }
 
   uint64_t entries() const { return entries_; }  // 2 per pair
@@ -92,8 +90,6 @@ class NeighbourLists {
   // The entries Accept needs (MarkSibling) into sibs_ and sib_rows_, their count into
   // sib_total_ on the device.
   void compact_siblings(const SlotView& v);
-  void scatter_kept(uint32_t used, thrust::device_vector<uint64_t>* offsets,
-                    thrust::device_vector<uint32_t>& out, thrust::device_vector<uint32_t>* rows);
   // The bodies as the finder searches them: grown by their kind's reaction reach, and
   // with `margins` by each body's margin (kept in margin_); `moves` gives the view (its
   // proposed moves for move_pad), else one is made from the state.
